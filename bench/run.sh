@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# Reproduces every figure of docs/benchmarks.md in one command:
+#
+#   bash bench/run.sh
+#
+# Builds release binaries, then for each backend (a SQLite temp file; a fresh PostgreSQL
+# database, dropped afterwards) creates 64 demo assignments, serves them with admission raised,
+# primes each with PRIME_TURNS turns, and measures with `loadgen run`:
+#   - get_play_context at each client count, and a bare axum handler (`loadgen baseline`)
+#     returning a body of the same byte size, driven the same way;
+#   - on PostgreSQL, commit_play_turn at each client count;
+# then pgbench with bench/turn.sql (the same transaction's statements) on a seeded copy of the
+# schema at the same client counts, and prints the Markdown table (`loadgen table`).
+#
+# Knobs (environment): DURATION (s, measured window, default 15), WARMUP (s, default 3),
+# CLIENTS ("8 64"), BACKENDS ("sqlite pg"), PRIME_TURNS (10), PG_POOL (64), SQLITE_POOL (8),
+# PG_URL (server, default postgres://postgres@127.0.0.1:5432; databases are created under it),
+# PG_ADMIN_DB (database to connect to for CREATE/DROP DATABASE, default postgres),
+# OUT (results directory, default target/bench/<timestamp>), WAIT_IDLE_SECS (wait up to this
+# long for other compilations, i.e. `pgrep rustc`, to finish before measuring; default 0),
+# LOADGEN_THREADS (loadgen's Tokio workers; default one per CPU).
+set -euo pipefail
+
+DURATION=${DURATION:-15}
+WARMUP=${WARMUP:-3}
+CLIENTS=${CLIENTS:-"8 64"}
+BACKENDS=${BACKENDS:-"sqlite pg"}
+PRIME_TURNS=${PRIME_TURNS:-10}
+PG_POOL=${PG_POOL:-64}
+SQLITE_POOL=${SQLITE_POOL:-8}
+PG_URL=${PG_URL:-postgres://postgres@127.0.0.1:5432}
+PG_ADMIN_DB=${PG_ADMIN_DB:-postgres}
+WAIT_IDLE_SECS=${WAIT_IDLE_SECS:-0}
+
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${OUT:-$ROOT/target/bench/$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$OUT"
+WORK=$(mktemp -d "$ROOT/target/bench-work.XXXXXX")
+MAX_CLIENTS=$(tr ' ' '\n' <<<"$CLIENTS" | sort -n | tail -1)
+
+PIDS=()
+DATABASES=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do
+        kill -TERM "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    for db in "${DATABASES[@]}"; do
+        psql -q "$PG_URL/$PG_ADMIN_DB" -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
+    done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+log() { printf '\n== %s\n' "$*" >&2; }
+
+# Waits until FILE contains a line matching REGEX; prints the first match.
+wait_for_line() {
+    local file=$1 regex=$2 pid=$3
+    for _ in $(seq 1 300); do
+        if grep -Eom1 "$regex" "$file" 2>/dev/null; then return 0; fi
+        if ! kill -0 "$pid" 2>/dev/null; then
+            echo "process $pid exited; its output:" >&2
+            cat "$file" >&2
+            return 1
+        fi
+        sleep 0.1
+    done
+    echo "timed out waiting for /$regex/ in $file" >&2
+    return 1
+}
+
+forget_pid() {
+    local keep=() p
+    for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
+    PIDS=("${keep[@]}")
+}
+
+stop() {
+    kill -TERM "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+    forget_pid "$1"
+}
+
+create_db() {
+    psql -q "$PG_URL/$PG_ADMIN_DB" -c "CREATE DATABASE \"$1\"" >/dev/null
+    DATABASES+=("$1")
+}
+
+drop_db() {
+    psql -q "$PG_URL/$PG_ADMIN_DB" -c "DROP DATABASE IF EXISTS \"$1\" WITH (FORCE)" >/dev/null
+}
+
+# --- build, and an honest note about what else runs on the machine ---------------------------
+log "building release binaries"
+cargo build --release -p sidequest -p loadgen
+SQ=$ROOT/target/release/sidequest
+LG=$ROOT/target/release/loadgen
+
+if (( WAIT_IDLE_SECS > 0 )); then
+    for _ in $(seq 1 "$WAIT_IDLE_SECS"); do
+        [[ $(pgrep -c rustc || true) == 0 ]] && break
+        sleep 1
+    done
+fi
+{
+    echo "date: $(date -Is)"
+    echo "nproc: $(nproc)"
+    echo "cpu: $(lscpu | sed -n 's/^Model name: *//p')"
+    echo "memory: $(free -h | awk '/^Mem:/ {print $2}')"
+    echo "postgres: $(psql -Atq "$PG_URL/$PG_ADMIN_DB" -c 'SHOW server_version' 2>/dev/null || echo '?')"
+    echo "rustc processes at start: $(pgrep -c rustc || true)"
+    echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "settings: DURATION=$DURATION WARMUP=$WARMUP CLIENTS=\"$CLIENTS\" PRIME_TURNS=$PRIME_TURNS PG_POOL=$PG_POOL SQLITE_POOL=$SQLITE_POOL"
+} | tee "$OUT/env.txt" >&2
+
+# measure NAME [loadgen run args...]: one `loadgen run`, its JSON kept as $OUT/NAME.json.
+measure() {
+    local name=$1
+    shift
+    "$LG" run --name "$name" --duration-secs "$DURATION" --warmup-secs "$WARMUP" --json "$@" >"$OUT/$name.json"
+}
+
+# --- Sidequest on each backend, and the bare-handler reference ------------------------------
+for backend in $BACKENDS; do
+    case $backend in
+        sqlite)
+            db_url="sqlite://$WORK/bench.db"
+            pool=$SQLITE_POOL
+            cpu_names=()
+            ;;
+        pg)
+            db="sq_bench_$$"
+            create_db "$db"
+            db_url="$PG_URL/$db"
+            pool=$PG_POOL
+            cpu_names=(--cpu-name postgres)
+            ;;
+        *) echo "unknown backend $backend (sqlite or pg)" >&2; exit 2 ;;
+    esac
+    log "$backend: $MAX_CLIENTS demo assignments"
+    "$SQ" --database-url "$db_url" demo --assignments "$MAX_CLIENTS" --json >"$WORK/tokens-$backend.json"
+    tokens=$WORK/tokens-$backend.json
+
+    "$SQ" --database-url "$db_url" --log-format json serve --bind 127.0.0.1:0 \
+        --token-rate-per-minute 1000000 --token-concurrency 64 --global-concurrency 512 \
+        --pre-auth-concurrency 512 --db-max-connections "$pool" >"$WORK/server-$backend.log" 2>&1 &
+    server=$!
+    PIDS+=("$server")
+    address=$(wait_for_line "$WORK/server-$backend.log" '"address":"[^"]+"' "$server" | cut -d'"' -f4)
+    url="http://$address/play/mcp"
+    log "$backend: server pid $server at $url (pool $pool); priming $PRIME_TURNS turns per assignment"
+    "$LG" prime --url "$url" --tokens-file "$tokens" --clients "$MAX_CLIENTS" --turns "$PRIME_TURNS"
+
+    for c in $CLIENTS; do
+        measure "ctx-$backend-$c" --url "$url" --tokens-file "$tokens" --clients "$c" \
+            --tool get_play_context --server-pid "$server" "${cpu_names[@]}"
+    done
+    body_bytes=$(jq -r .response_bytes "$OUT/ctx-$backend-$MAX_CLIENTS.json")
+
+    if [[ $backend == pg ]]; then
+        for c in $CLIENTS; do
+            measure "commit-pg-$c" --url "$url" --tokens-file "$tokens" --clients "$c" \
+                --tool commit_play_turn --server-pid "$server" "${cpu_names[@]}"
+        done
+    fi
+    stop "$server"
+    cp "$WORK/server-$backend.log" "$OUT/server-$backend.log" 2>/dev/null || true
+    if [[ $backend == pg ]]; then drop_db "$db"; fi
+
+    log "$backend: bare axum handler, $body_bytes-byte body"
+    "$LG" baseline --bind 127.0.0.1:0 --body-bytes "$body_bytes" >"$WORK/baseline.out" &
+    base=$!
+    PIDS+=("$base")
+    base_url=$(wait_for_line "$WORK/baseline.out" '^http://.*' "$base")
+    for c in $CLIENTS; do
+        measure "base-$backend-$c" --url "$base_url/play/mcp" --tokens-file "$tokens" --clients "$c" \
+            --tool get_play_context --server-pid "$base"
+    done
+    stop "$base"
+done
+
+# --- pgbench: the same transaction, straight to PostgreSQL ----------------------------------
+if [[ " $BACKENDS " == *" pg "* ]]; then
+    db="sq_pgbench_$$"
+    create_db "$db"
+    log "pgbench: schema copy $db with $MAX_CLIENTS seeded assignments"
+    "$SQ" --database-url "$PG_URL/$db" demo --assignments 1 --json >/dev/null
+    psql -q -v ON_ERROR_STOP=1 -v n="$MAX_CLIENTS" "$PG_URL/$db" -f bench/seed.sql >/dev/null
+    cat bench/request-reads.sql bench/turn.sql >"$WORK/request.sql"
+
+    # Texts of the sizes loadgen commits (see crates/loadgen/src/workload.rs) and a receipt
+    # result of the size the server stores.
+    text() { head -c "$1" /dev/zero | tr '\0' "$2"; }
+    uuid='00000000-0000-4000-8000-000000000000'
+    desc=$(text 150 d)
+    result="{\"session_id\":\"$uuid\",\"version\":2,\"consequences\":[{\"id\":\"$uuid\",\"status\":\"pending\",\"category\":\"relationship\",\"description\":\"$desc\"},{\"id\":\"$uuid\",\"status\":\"pending\",\"category\":\"discovery\",\"description\":\"$desc\"}]}"
+    vars=(-D "action=$(text 200 a)" -D "narration=$(text 600 n)" -D "memory=$(text 2048 m)"
+        -D "desc0=$desc" -D "desc1=$desc" -D "hash=$(text 64 f)" -D "result=$result"
+        -D "scene=harbor" -D "now=$(date +%s%3N)")
+    mkdir -p "$WORK/pgbench"
+    for script in turn request; do
+        file=bench/turn.sql
+        [[ $script == request ]] && file=$WORK/request.sql
+        for c in $CLIENTS; do
+            name="pgbench-$script-$c"
+            rm -f "$WORK/pgbench/$name".*
+            pgbench -n -M prepared -c "$c" -j 2 -T "$((WARMUP + DURATION))" -f "$file" \
+                -l --log-prefix="$WORK/pgbench/$name" "${vars[@]}" "$PG_URL/$db" >"$OUT/$name.txt" 2>&1 \
+                || { cat "$OUT/$name.txt" >&2; exit 1; }
+            "$LG" pgbench --name "$name" --clients "$c" --warmup-secs "$WARMUP" --duration-secs "$DURATION" \
+                --json "$WORK/pgbench/$name".* >"$OUT/$name.json"
+        done
+    done
+    drop_db "$db"
+fi
+
+echo "rustc processes at end: $(pgrep -c rustc || true)" | tee -a "$OUT/env.txt" >&2
+log "results in $OUT"
+"$LG" table "$OUT" | tee "$OUT/table.md"

@@ -1,0 +1,81 @@
+//! The reference server: a bare axum handler answering every POST with one constant JSON body
+//! of a chosen size, shaped like a tool result so `run` checks it exactly as it checks
+//! Sidequest's answers. It owns nothing else: no auth, no database, no logging per request.
+
+use std::io::Write;
+use std::net::SocketAddr;
+
+use anyhow::Context;
+use axum::Router;
+use axum::body::Bytes;
+use axum::http::header;
+use axum::routing::post;
+
+/// Arguments of `loadgen baseline`.
+#[derive(Debug, clap::Args)]
+pub struct BaselineArgs {
+    /// Address to listen on (`127.0.0.1:0` picks a free port; the URL is printed on stdout).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    bind: SocketAddr,
+    /// Exact size of the response body in bytes.
+    #[arg(long, default_value_t = 4096)]
+    body_bytes: usize,
+}
+
+/// The smallest body this shape allows.
+const SHELL: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":""}],"isError":false}}"#;
+
+/// A JSON-RPC tool result of exactly `bytes` bytes (or the bare shell when that is larger).
+pub fn body(bytes: usize) -> String {
+    let pad = "x".repeat(bytes.saturating_sub(SHELL.len()));
+    SHELL.replacen(r#""text":"""#, &format!(r#""text":"{pad}""#), 1)
+}
+
+/// Serves the constant body until SIGINT/SIGTERM.
+pub async fn serve(args: BaselineArgs) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(args.bind).await.with_context(|| format!("binding {}", args.bind))?;
+    let address = listener.local_addr()?;
+    let body = Bytes::from(body(args.body_bytes));
+    let handler = move |request: Bytes| {
+        let body = body.clone();
+        async move {
+            // Take the request body, as a real handler must, then answer the constant.
+            drop(request);
+            ([(header::CONTENT_TYPE, "application/json")], body)
+        }
+    };
+    let app = Router::new().route("/", post(handler.clone())).route("/{*path}", post(handler));
+    let mut stdout = std::io::stdout();
+    writeln!(stdout, "http://{address}")?;
+    stdout.flush()?;
+    axum::serve(listener, app).with_graceful_shutdown(shutdown()).await?;
+    Ok(())
+}
+
+async fn shutdown() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! { () = interrupt => {}, () = terminate => {} }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_body_has_the_asked_size_and_is_a_tool_result() {
+        for n in [0, 10, 200, 4096, 12_345] {
+            let b = super::body(n);
+            assert_eq!(b.len(), n.max(super::SHELL.len()));
+            let v: serde_json::Value = serde_json::from_str(&b).unwrap();
+            assert_eq!(v["result"]["isError"], false);
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! `loadgen table`: the Markdown summary of one bench/run.sh directory — every run, then each
+//! target of the issue with its measured ratio and whether it is met. Results are found by
+//! the names bench/run.sh gives them (`ctx-sqlite-8`, `base-pg-64`, `pgbench-turn-8`, …).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use serde_json::Value;
+
+/// Arguments of `loadgen table`.
+#[derive(Debug, clap::Args)]
+pub struct TableArgs {
+    /// A directory of `*.json` results (`run --json` / `pgbench --json` outputs).
+    dir: PathBuf,
+}
+
+/// The runs, in the order the table lists them.
+const ORDER: [(&str, &str); 7] = [
+    ("ctx-sqlite", "get_play_context, SQLite"),
+    ("base-sqlite", "bare axum, same body as ctx-sqlite"),
+    ("ctx-pg", "get_play_context, PostgreSQL"),
+    ("base-pg", "bare axum, same body as ctx-pg"),
+    ("commit-pg", "commit_play_turn, PostgreSQL"),
+    ("pgbench-turn", "pgbench, the turn's transaction"),
+    ("pgbench-request", "pgbench, the request's SQL (auth + read + transaction)"),
+];
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(f64::NAN)
+}
+
+fn num(v: &Value, digits: usize) -> String {
+    v.as_f64().map_or_else(|| "–".into(), |x| format!("{x:.digits$}"))
+}
+
+fn mark(ok: bool) -> &'static str {
+    if ok { "**met**" } else { "**missed**" }
+}
+
+/// Reads every result of the directory, by name.
+fn load(dir: &PathBuf) -> anyhow::Result<BTreeMap<String, Value>> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let path = entry?.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path)?;
+        let Some(line) = text.lines().rev().find(|l| l.trim_start().starts_with('{')) else { continue };
+        let v: Value = serde_json::from_str(line).with_context(|| format!("parsing {}", path.display()))?;
+        if let Some(name) = v["name"].as_str().filter(|n| !n.is_empty()) {
+            out.insert(name.to_owned(), v);
+        }
+    }
+    Ok(out)
+}
+
+/// Prints the tables.
+pub fn print(args: &TableArgs) -> anyhow::Result<()> {
+    let results = load(&args.dir)?;
+    let mut clients: Vec<u64> = results.values().filter_map(|v| v["clients"].as_u64()).collect();
+    clients.sort_unstable();
+    clients.dedup();
+    let get = |prefix: &str, c: u64| results.get(&format!("{prefix}-{c}"));
+
+    println!("| Run | Clients | req/s | p50 ms | p99 ms | max ms | p99/p50 | errors | response B | server CPU % | postgres CPU % | loadgen CPU % | machine busy % | server peak RSS MB |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (prefix, label) in ORDER {
+        for &c in &clients {
+            let Some(r) = get(prefix, c) else { continue };
+            let l = &r["latency"];
+            let cpu = &r["cpu"];
+            let rss = r["rss"]["peak_kb"].as_f64().map_or_else(|| "–".into(), |kb| format!("{:.1}", kb / 1024.0));
+            println!(
+                "| {label} | {c} | {} | {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {rss} |",
+                num(&r["rps"], 0),
+                num(&l["p50_ms"], 2),
+                num(&l["p99_ms"], 2),
+                num(&l["max_ms"], 2),
+                f(&l["p99_ms"]) / f(&l["p50_ms"]),
+                r["errors"].as_u64().unwrap_or(0),
+                r["response_bytes"].as_u64().map_or_else(|| "–".into(), |b| b.to_string()),
+                num(&cpu["server"]["pct"], 0),
+                num(&cpu["named"]["postgres"]["pct"], 0),
+                num(&cpu["loadgen"]["pct"], 0),
+                num(&cpu["machine_busy_pct"], 0),
+            );
+        }
+    }
+
+    println!();
+    println!("| Target | Clients | Sidequest | Reference | Ratio | Goal | Result |");
+    println!("|---|---:|---:|---:|---:|---:|---|");
+    for &c in &clients {
+        for (backend, name) in [("sqlite", "SQLite"), ("pg", "PostgreSQL")] {
+            if let (Some(s), Some(b)) = (get(&format!("ctx-{backend}"), c), get(&format!("base-{backend}"), c)) {
+                let ratio = f(&s["rps"]) / f(&b["rps"]);
+                println!(
+                    "| get_play_context on {name} vs bare axum ({} B body) | {c} | {} req/s | {} req/s | {ratio:.2} | ≥ 0.50 | {} |",
+                    b["response_bytes"], num(&s["rps"], 0), num(&b["rps"], 0), mark(ratio >= 0.5)
+                );
+            }
+        }
+    }
+    for &c in &clients {
+        let Some(s) = get("commit-pg", c) else { continue };
+        if let Some(p) = get("pgbench-turn", c) {
+            let ratio = f(&s["rps"]) / f(&p["rps"]);
+            println!("| commit_play_turn on PostgreSQL vs pgbench (same transaction) | {c} | {} req/s | {} tx/s | {ratio:.2} | ≥ 0.70 | {} |", num(&s["rps"], 0), num(&p["rps"], 0), mark(ratio >= 0.7));
+        }
+        if let Some(p) = get("pgbench-request", c) {
+            let ratio = f(&s["rps"]) / f(&p["rps"]);
+            println!("| commit_play_turn vs pgbench (the request's whole SQL; informative) | {c} | {} req/s | {} tx/s | {ratio:.2} | – | – |", num(&s["rps"], 0), num(&p["rps"], 0));
+        }
+        let (p50, p99) = (f(&s["latency"]["p50_ms"]), f(&s["latency"]["p99_ms"]));
+        println!("| commit_play_turn p99 ≤ 4 × p50 | {c} | p99 {p99:.2} ms | p50 {p50:.2} ms | {:.2} | ≤ 4 | {} |", p99 / p50, mark(p99 <= 4.0 * p50));
+    }
+    if let Some(&top) = clients.last() {
+        for prefix in ["ctx-sqlite", "ctx-pg", "commit-pg"] {
+            if let Some(kb) = get(prefix, top).and_then(|r| r["rss"]["peak_kb"].as_f64()) {
+                let mb = kb / 1024.0;
+                println!("| server peak RSS during {prefix}-{top} | {top} | {mb:.1} MB | – | – | ≤ 150 MB | {} |", mark(mb <= 150.0));
+            }
+        }
+    }
+    Ok(())
+}

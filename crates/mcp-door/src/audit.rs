@@ -1,0 +1,47 @@
+//! The audit hook: one record per request, after the response is built.
+
+use uuid::Uuid;
+
+/// What the door knows about a finished request.
+#[derive(Debug, Clone)]
+pub struct AuditRecord {
+    pub request_id: Uuid,
+    pub door: String,
+    pub principal_kind: Option<String>,
+    pub subject: Option<String>,
+    pub method: Option<String>,
+    pub tool: Option<String>,
+    /// The tool arguments, for sinks that keep them (trim before storing).
+    pub arguments: Option<serde_json::Value>,
+    pub http_status: u16,
+    /// The JSON-RPC error code, or the product's error status for `isError` results.
+    pub error: Option<String>,
+    pub duration_ms: u64,
+    pub response_bytes: usize,
+}
+
+/// Receives audit records. Must not block: queue or log, never write synchronously.
+pub trait AuditSink: Send + Sync + 'static {
+    fn record(&self, record: AuditRecord);
+}
+
+/// Logs each request as a `tracing` event (never the arguments: they may hold game text).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TracingAudit;
+
+impl AuditSink for TracingAudit {
+    fn record(&self, r: AuditRecord) {
+        tracing::info!(
+            request_id = %r.request_id,
+            door = %r.door,
+            kind = r.principal_kind.as_deref().unwrap_or("-"),
+            method = r.method.as_deref().unwrap_or("-"),
+            tool = r.tool.as_deref().unwrap_or("-"),
+            status = r.http_status,
+            error = r.error.as_deref().unwrap_or("-"),
+            duration_ms = r.duration_ms,
+            bytes = r.response_bytes,
+            "mcp request"
+        );
+    }
+}

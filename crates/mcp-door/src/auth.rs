@@ -1,0 +1,188 @@
+//! Principals and authentication: who is calling, decided from the headers alone before any
+//! body byte is read. Products implement [`Authenticator`]; the door maps [`AuthError`] to
+//! HTTP 401/403/503 with a `WWW-Authenticate` challenge.
+
+use std::any::Any;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use http::HeaderMap;
+
+/// An authenticated caller.
+#[derive(Clone)]
+pub struct Principal {
+    /// The principal kind; tools can be visible to some kinds only.
+    pub kind: String,
+    /// Who acts (a user, an assignment, an agent), for logs and audit.
+    pub subject: String,
+    /// A stable, non-secret id of the credential (admission counts per credential).
+    pub credential: String,
+    /// Granted scopes; a tool's required scope must be among them.
+    pub scopes: Vec<String>,
+    ext: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for Principal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Principal")
+            .field("kind", &self.kind)
+            .field("subject", &self.subject)
+            .field("credential", &self.credential)
+            .field("scopes", &self.scopes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Principal {
+    pub fn new(
+        kind: impl Into<String>,
+        subject: impl Into<String>,
+        credential: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind: kind.into(),
+            subject: subject.into(),
+            credential: credential.into(),
+            scopes: Vec::new(),
+            ext: None,
+        }
+    }
+
+    pub fn with_scopes(mut self, scopes: Vec<String>) -> Self {
+        self.scopes = scopes;
+        self
+    }
+
+    /// Attaches the product's own view of the caller (read back with [`Principal::ext`]).
+    pub fn with_ext<T: Any + Send + Sync>(mut self, ext: T) -> Self {
+        self.ext = Some(Arc::new(ext));
+        self
+    }
+
+    /// The product's view of the caller, if it is a `T`.
+    pub fn ext<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.ext.as_deref().and_then(|e| e.downcast_ref::<T>())
+    }
+}
+
+/// What an authenticator sees of a request: headers, path and peer address, never the body.
+#[derive(Debug)]
+pub struct AuthRequest<'a> {
+    pub headers: &'a HeaderMap,
+    pub path: &'a str,
+    pub peer: Option<IpAddr>,
+}
+
+/// Why a request was not authenticated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuthError {
+    /// No usable `Authorization: Bearer` header → 401.
+    #[error("missing bearer token")]
+    Missing,
+    /// The credential is unknown, expired, revoked, of the wrong kind or its owner is inactive → 401.
+    #[error("invalid token: {0}")]
+    Invalid(String),
+    /// The credential is valid but not for this door → 403 with this error code.
+    #[error("forbidden: {code}: {message}")]
+    Forbidden { code: String, message: String },
+    /// The credential store cannot be reached → 503.
+    #[error("credential store unavailable")]
+    Unavailable,
+}
+
+/// Decides who is calling. Runs before the body is read.
+#[async_trait]
+pub trait Authenticator: Send + Sync + 'static {
+    async fn authenticate(&self, request: &AuthRequest<'_>) -> Result<Principal, AuthError>;
+
+    /// The `WWW-Authenticate` value sent with a 401 for `error`.
+    fn challenge(&self, error: &AuthError) -> String {
+        match error {
+            AuthError::Missing => "Bearer".to_owned(),
+            _ => "Bearer error=\"invalid_token\"".to_owned(),
+        }
+    }
+
+    /// The `WWW-Authenticate` value sent with a 403 for a missing scope.
+    fn insufficient_scope_challenge(&self, scopes: &[String]) -> String {
+        format!(
+            "Bearer error=\"insufficient_scope\", scope=\"{}\"",
+            scopes.join(" ")
+        )
+    }
+}
+
+/// The bearer token of the request: exactly one `Authorization` header, scheme `Bearer`
+/// (any case), a non-empty token of RFC 6750 `b64token` characters. Anything else is `Missing`
+/// or `Invalid`; tokens in query strings or cookies are never looked at.
+pub fn bearer_token(headers: &HeaderMap) -> Result<&str, AuthError> {
+    let mut values = headers.get_all(http::header::AUTHORIZATION).iter();
+    let value = values.next().ok_or(AuthError::Missing)?;
+    if values.next().is_some() {
+        return Err(AuthError::Invalid(
+            "more than one Authorization header".into(),
+        ));
+    }
+    let value = value
+        .to_str()
+        .map_err(|_| AuthError::Invalid("unreadable Authorization header".into()))?;
+    let (scheme, token) = value.split_once(' ').ok_or(AuthError::Missing)?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(AuthError::Missing);
+    }
+    let token = token.trim();
+    let ok = !token.is_empty()
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~+/=".contains(&b));
+    if ok {
+        Ok(token)
+    } else {
+        Err(AuthError::Invalid("malformed bearer token".into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(values: &[&str]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for v in values {
+            h.append(http::header::AUTHORIZATION, v.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn bearer_parsing() {
+        assert_eq!(bearer_token(&headers(&["Bearer abc_123"])), Ok("abc_123"));
+        assert_eq!(bearer_token(&headers(&["bearer abc"])), Ok("abc"));
+        assert_eq!(bearer_token(&headers(&[])), Err(AuthError::Missing));
+        assert_eq!(
+            bearer_token(&headers(&["Basic dXNlcjpwYXNz"])),
+            Err(AuthError::Missing)
+        );
+        assert!(matches!(
+            bearer_token(&headers(&["Bearer "])),
+            Err(AuthError::Invalid(_))
+        ));
+        assert!(matches!(
+            bearer_token(&headers(&["Bearer a b"])),
+            Err(AuthError::Invalid(_))
+        ));
+        assert!(matches!(
+            bearer_token(&headers(&["Bearer a", "Bearer b"])),
+            Err(AuthError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn principal_ext_round_trips() {
+        let p = Principal::new("player", "s", "c").with_ext(42_u32);
+        assert_eq!(p.ext::<u32>(), Some(&42));
+        assert_eq!(p.ext::<String>(), None);
+    }
+}

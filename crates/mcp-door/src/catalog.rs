@@ -1,0 +1,267 @@
+//! The catalog: each tool declared once — name, title, description, schemas, annotations,
+//! required scope, the principal kinds that see it, and its handler. `tools/list`, argument
+//! validation and the per-kind fingerprint all come from these declarations.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+use crate::auth::Principal;
+
+/// What a handler knows about the call besides its arguments.
+#[derive(Debug, Clone)]
+pub struct CallContext {
+    pub principal: Arc<Principal>,
+    pub request_id: Uuid,
+    pub protocol_version: String,
+}
+
+/// A failure that is not the product's domain answer: the door renders it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolFailure {
+    /// A dependency (database, upstream) is unavailable → HTTP 503.
+    #[error("service unavailable: {0}")]
+    Unavailable(String),
+    /// A bug or unexpected state → JSON-RPC −32603; the detail is logged, never sent.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// A tool handler: validated arguments in, a tool result out.
+pub type Handler = Arc<
+    dyn Fn(
+            CallContext,
+            Map<String, Value>,
+        ) -> BoxFuture<'static, Result<CallToolResult, ToolFailure>>
+        + Send
+        + Sync,
+>;
+
+/// One tool, declared once.
+#[derive(Clone)]
+pub struct ToolDecl {
+    pub name: String,
+    pub title: String,
+    pub description: String,
+    /// A JSON Schema (2020-12) object; arguments are validated against it before the handler.
+    pub input_schema: Value,
+    pub output_schema: Option<Value>,
+    pub annotations: Option<ToolAnnotations>,
+    /// A scope the principal must hold (HTTP 403 otherwise).
+    pub scope: Option<String>,
+    /// The principal kinds that see this tool; `None` means every kind.
+    pub kinds: Option<Vec<String>>,
+    pub handler: Handler,
+}
+
+impl std::fmt::Debug for ToolDecl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolDecl")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolDecl {
+    /// Declares a tool with a handler built from an async closure.
+    pub fn new<F, Fut>(
+        name: &str,
+        title: &str,
+        description: &str,
+        input_schema: Value,
+        handler: F,
+    ) -> Self
+    where
+        F: Fn(CallContext, Map<String, Value>) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<CallToolResult, ToolFailure>> + Send + 'static,
+    {
+        Self {
+            name: name.to_owned(),
+            title: title.to_owned(),
+            description: description.to_owned(),
+            input_schema,
+            output_schema: None,
+            annotations: None,
+            scope: None,
+            kinds: None,
+            handler: Arc::new(move |ctx, args| Box::pin(handler(ctx, args))),
+        }
+    }
+
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    pub fn with_scope(mut self, scope: &str) -> Self {
+        self.scope = Some(scope.to_owned());
+        self
+    }
+
+    pub fn for_kinds(mut self, kinds: &[&str]) -> Self {
+        self.kinds = Some(kinds.iter().map(|k| (*k).to_owned()).collect());
+        self
+    }
+
+    /// Whether principals of `kind` see this tool.
+    pub fn visible_to(&self, kind: &str) -> bool {
+        self.kinds
+            .as_ref()
+            .is_none_or(|k| k.iter().any(|x| x == kind))
+    }
+
+    fn wire(&self) -> Result<Tool, CatalogError> {
+        let object = |v: &Value, what: &str| {
+            v.as_object()
+                .cloned()
+                .map(Arc::new)
+                .ok_or_else(|| CatalogError::Schema {
+                    tool: self.name.clone(),
+                    message: format!("{what} must be a JSON object"),
+                })
+        };
+        let mut tool = Tool::new(
+            self.name.clone(),
+            self.description.clone(),
+            object(&self.input_schema, "inputSchema")?,
+        )
+        .with_title(self.title.clone());
+        if let Some(o) = &self.output_schema {
+            tool = tool.with_raw_output_schema(object(o, "outputSchema")?);
+        }
+        if let Some(a) = &self.annotations {
+            tool = tool.with_annotations(a.clone());
+        }
+        Ok(tool)
+    }
+}
+
+/// A catalog could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CatalogError {
+    #[error("tool {0} is declared twice")]
+    Duplicate(String),
+    #[error("tool {tool}: {message}")]
+    Schema { tool: String, message: String },
+}
+
+/// One argument violation: where (a JSON pointer into the arguments) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    pub pointer: String,
+    pub message: String,
+}
+
+struct Entry {
+    decl: ToolDecl,
+    wire: Value,
+    validator: jsonschema::Validator,
+}
+
+/// The tools of one door.
+pub struct Catalog {
+    entries: Vec<Entry>,
+    index: HashMap<String, usize>,
+}
+
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.entries.iter().map(|e| &e.decl.name))
+            .finish()
+    }
+}
+
+impl Catalog {
+    /// Compiles every schema once; refuses duplicates and invalid schemas.
+    pub fn new(decls: Vec<ToolDecl>) -> Result<Self, CatalogError> {
+        let mut entries = Vec::with_capacity(decls.len());
+        let mut index = HashMap::new();
+        for decl in decls {
+            if index.insert(decl.name.clone(), entries.len()).is_some() {
+                return Err(CatalogError::Duplicate(decl.name));
+            }
+            let validator = jsonschema::options()
+                .should_validate_formats(true)
+                .build(&decl.input_schema)
+                .map_err(|e| CatalogError::Schema {
+                    tool: decl.name.clone(),
+                    message: e.to_string(),
+                })?;
+            let wire = serde_json::to_value(decl.wire()?).map_err(|e| CatalogError::Schema {
+                tool: decl.name.clone(),
+                message: e.to_string(),
+            })?;
+            entries.push(Entry {
+                decl,
+                wire,
+                validator,
+            });
+        }
+        Ok(Self { entries, index })
+    }
+
+    /// The declaration named `name`, whoever asks.
+    pub fn get(&self, name: &str) -> Option<&ToolDecl> {
+        self.index.get(name).map(|i| &self.entries[*i].decl)
+    }
+
+    /// `tools/list` for a principal kind, in declaration order.
+    pub fn list_for(&self, kind: &str) -> Vec<Value> {
+        self.entries
+            .iter()
+            .filter(|e| e.decl.visible_to(kind))
+            .map(|e| e.wire.clone())
+            .collect()
+    }
+
+    /// First 12 hex digits of SHA-256 over the canonical JSON of what `kind` receives.
+    pub fn fingerprint(&self, kind: &str) -> String {
+        let canonical = Value::Array(self.list_for(kind)).to_string();
+        hex::encode(Sha256::digest(canonical.as_bytes()))[..12].to_owned()
+    }
+
+    /// Validates arguments against the tool's input schema; empty when valid.
+    pub fn validate(&self, name: &str, arguments: &Value) -> Vec<Violation> {
+        let Some(entry) = self.index.get(name).map(|i| &self.entries[*i]) else {
+            return vec![Violation {
+                pointer: String::new(),
+                message: format!("unknown tool {name}"),
+            }];
+        };
+        entry
+            .validator
+            .iter_errors(arguments)
+            .map(|e| {
+                let pointer = e.instance_path().to_string();
+                Violation {
+                    pointer: if pointer.is_empty() {
+                        "/".to_owned()
+                    } else {
+                        pointer
+                    },
+                    message: e.masked().to_string(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// A successful tool result carrying `value` both as JSON text and as `structuredContent`.
+pub fn tool_json(value: Value) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
+    result.structured_content = Some(value);
+    result
+}

@@ -1,0 +1,692 @@
+//! The door: `(path, Authenticator, Catalog, Admission, Presenter)` turned into an axum
+//! `Router` that runs the request path of ARCHITECTURE.md in order — pre-auth gate,
+//! authentication (headers only), admission, body (time and size), framing, dispatch.
+//! Every POST stands alone (stateless Streamable HTTP, JSON responses, no session id).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use http::{HeaderName, HeaderValue, Method, StatusCode, header};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use rmcp::model::{CallToolResult, Implementation};
+use serde_json::{Map, Value, json};
+use uuid::Uuid;
+
+use crate::admission::{Admission, AdmissionError, PreAuthGate};
+use crate::audit::{AuditRecord, AuditSink, TracingAudit};
+use crate::auth::{AuthError, AuthRequest, Authenticator, Principal};
+use crate::catalog::{CallContext, Catalog, ToolFailure, Violation};
+use crate::framing::{self, FramingError, JsonLimits, Message};
+use crate::hooks::{PromptProvider, ResourceProvider, RpcFailure};
+use crate::jsonrpc;
+
+/// Protocol versions negotiated in `initialize`, oldest first.
+pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 2] = ["2025-06-18", "2025-11-25"];
+const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+const PROTOCOL_HEADER: &str = "mcp-protocol-version";
+const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id");
+
+/// Transport limits of a door.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DoorConfig {
+    /// Largest accepted body in bytes; one more is 413.
+    pub max_body_bytes: usize,
+    /// The whole body must arrive within this time after admission, else 408.
+    pub body_timeout: Duration,
+    /// A tool call must finish within this time, else 504.
+    pub tool_deadline: Duration,
+    pub json: JsonLimits,
+}
+
+impl Default for DoorConfig {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 307_200,
+            body_timeout: Duration::from_secs(10),
+            tool_deadline: Duration::from_secs(25),
+            json: JsonLimits::default(),
+        }
+    }
+}
+
+/// How a product presents itself and renders the failures that are its to word.
+pub trait Presenter: Send + Sync + 'static {
+    /// `serverInfo` for this principal; `fingerprint` covers the tools its kind sees.
+    fn server_info(&self, principal: &Principal, fingerprint: &str) -> Implementation;
+    /// `instructions` of `initialize`.
+    fn instructions(&self, principal: &Principal) -> Option<String>;
+    /// `_meta` of `initialize`, if the product adds one.
+    fn initialize_meta(&self, _principal: &Principal) -> Option<Map<String, Value>> {
+        None
+    }
+    /// The tool result for arguments that fail the input schema.
+    fn invalid_arguments(&self, tool: &str, violations: &[Violation]) -> CallToolResult;
+    /// Message and `data` of the −32601 answer for a tool hidden from this kind.
+    fn hidden_tool(&self, tool: &str, kind: &str) -> (String, Value) {
+        (
+            format!("Tool {tool} is not available to this caller"),
+            json!({"kind": kind, "hint": "tools/list shows the tools this credential can call"}),
+        )
+    }
+}
+
+struct Inner {
+    path: String,
+    auth: Arc<dyn Authenticator>,
+    catalog: Arc<Catalog>,
+    admission: Arc<dyn Admission>,
+    pre_auth: PreAuthGate,
+    presenter: Arc<dyn Presenter>,
+    config: DoorConfig,
+    resources: Option<Arc<dyn ResourceProvider>>,
+    prompts: Option<Arc<dyn PromptProvider>>,
+    audit: Arc<dyn AuditSink>,
+}
+
+/// One authenticated MCP endpoint.
+pub struct Door {
+    inner: Inner,
+}
+
+impl Door {
+    /// A door at `path` (an axum path; `/a/{public_id}/mcp` style captures are allowed).
+    pub fn new(
+        path: &str,
+        auth: Arc<dyn Authenticator>,
+        catalog: Arc<Catalog>,
+        admission: Arc<dyn Admission>,
+        presenter: Arc<dyn Presenter>,
+    ) -> Self {
+        Self {
+            inner: Inner {
+                path: path.to_owned(),
+                auth,
+                catalog,
+                admission,
+                pre_auth: PreAuthGate::new(64),
+                presenter,
+                config: DoorConfig::default(),
+                resources: None,
+                prompts: None,
+                audit: Arc::new(TracingAudit),
+            },
+        }
+    }
+
+    pub fn with_config(mut self, config: DoorConfig) -> Self {
+        self.inner.config = config;
+        self
+    }
+
+    /// Shares a pre-auth gate (e.g. one per instance across doors).
+    pub fn with_pre_auth(mut self, gate: PreAuthGate) -> Self {
+        self.inner.pre_auth = gate;
+        self
+    }
+
+    pub fn with_resources(mut self, provider: Arc<dyn ResourceProvider>) -> Self {
+        self.inner.resources = Some(provider);
+        self
+    }
+
+    pub fn with_prompts(mut self, provider: Arc<dyn PromptProvider>) -> Self {
+        self.inner.prompts = Some(provider);
+        self
+    }
+
+    pub fn with_audit(mut self, sink: Arc<dyn AuditSink>) -> Self {
+        self.inner.audit = sink;
+        self
+    }
+
+    /// The router serving this door. Merge several doors' routers into one app.
+    pub fn router<S: Clone + Send + Sync + 'static>(self) -> Router<S> {
+        let path = self.inner.path.clone();
+        Router::new()
+            .route(&path, any(handle))
+            .with_state(Arc::new(self.inner))
+    }
+}
+
+/// A response being built, before request id and audit are attached.
+struct Reply {
+    status: StatusCode,
+    body: Option<Value>,
+    headers: Vec<(HeaderName, String)>,
+    error: Option<String>,
+}
+
+impl Reply {
+    fn json(body: Value) -> Self {
+        Self {
+            status: StatusCode::OK,
+            body: Some(body),
+            headers: Vec::new(),
+            error: None,
+        }
+    }
+
+    fn status(status: StatusCode, id: &Value, code: i64, message: &str) -> Self {
+        Self {
+            status,
+            body: Some(jsonrpc::error(id, code, message, None)),
+            headers: Vec::new(),
+            error: Some(status.as_u16().to_string()),
+        }
+    }
+
+    fn rpc_error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Self {
+        Self {
+            status: StatusCode::OK,
+            body: Some(jsonrpc::error(id, code, message, data)),
+            headers: Vec::new(),
+            error: Some(code.to_string()),
+        }
+    }
+
+    fn header(mut self, name: HeaderName, value: String) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    fn admission(e: &AdmissionError) -> Self {
+        match e {
+            AdmissionError::Limited {
+                reason,
+                retry_after_secs,
+            } => Reply::status(
+                StatusCode::TOO_MANY_REQUESTS,
+                &Value::Null,
+                jsonrpc::SERVER_ERROR,
+                &format!("Too many requests: {reason}. Retry after {retry_after_secs} s."),
+            )
+            .header(header::RETRY_AFTER, retry_after_secs.to_string()),
+            AdmissionError::Unavailable(detail) => {
+                tracing::warn!(%detail, "admission backend unavailable");
+                Reply::status(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &Value::Null,
+                    jsonrpc::SERVER_ERROR,
+                    "Service unavailable: admission backend unreachable",
+                )
+                .header(header::RETRY_AFTER, "1".into())
+            }
+        }
+    }
+}
+
+async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
+    let started = Instant::now();
+    let request_id = Uuid::new_v4();
+    let mut record = AuditRecord {
+        request_id,
+        door: inner.path.clone(),
+        principal_kind: None,
+        subject: None,
+        method: None,
+        tool: None,
+        arguments: None,
+        http_status: 200,
+        error: None,
+        duration_ms: 0,
+        response_bytes: 0,
+    };
+    let reply = if request.method() == Method::POST {
+        process(&inner, request, request_id, &mut record).await
+    } else {
+        Reply {
+            status: StatusCode::METHOD_NOT_ALLOWED,
+            body: None,
+            headers: vec![(header::ALLOW, "POST".into())],
+            error: Some("405".into()),
+        }
+    };
+    if record.error.is_none() {
+        record.error = reply.error.clone();
+    }
+    let (response, bytes) = finish(reply, request_id);
+    record.http_status = response.status().as_u16();
+    record.response_bytes = bytes;
+    record.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    inner.audit.record(record);
+    response
+}
+
+fn finish(reply: Reply, request_id: Uuid) -> (Response, usize) {
+    let bytes = reply.body.as_ref().map(|b| b.to_string().into_bytes());
+    let len = bytes.as_ref().map_or(0, Vec::len);
+    let mut response = match bytes {
+        Some(b) => (
+            reply.status,
+            [(header::CONTENT_TYPE, "application/json")],
+            b,
+        )
+            .into_response(),
+        None => reply.status.into_response(),
+    };
+    let headers = response.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&request_id.to_string()) {
+        headers.insert(REQUEST_ID_HEADER, v);
+    }
+    for (name, value) in reply.headers {
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            headers.insert(name, v);
+        }
+    }
+    (response, len)
+}
+
+async fn process(
+    inner: &Inner,
+    request: Request,
+    request_id: Uuid,
+    record: &mut AuditRecord,
+) -> Reply {
+    let (parts, body) = request.into_parts();
+    let null = Value::Null;
+
+    // 1. pre-auth gate, held only while authenticating
+    let pre = match inner.pre_auth.try_enter() {
+        Ok(p) => p,
+        Err(e) => return Reply::admission(&e),
+    };
+    // 2. authenticate from the headers alone
+    let peer = parts
+        .extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip());
+    let auth_request = AuthRequest {
+        headers: &parts.headers,
+        path: parts.uri.path(),
+        peer,
+    };
+    let principal = match inner.auth.authenticate(&auth_request).await {
+        Ok(p) => Arc::new(p),
+        Err(e) => {
+            return match &e {
+                AuthError::Missing | AuthError::Invalid(_) => {
+                    let message = if e == AuthError::Missing {
+                        "Unauthorized: missing bearer token"
+                    } else {
+                        "Unauthorized: invalid, expired or revoked token"
+                    };
+                    Reply::status(
+                        StatusCode::UNAUTHORIZED,
+                        &null,
+                        jsonrpc::SERVER_ERROR,
+                        message,
+                    )
+                    .header(header::WWW_AUTHENTICATE, inner.auth.challenge(&e))
+                }
+                AuthError::Forbidden { code, message } => Reply {
+                    status: StatusCode::FORBIDDEN,
+                    body: Some(jsonrpc::error(
+                        &null,
+                        jsonrpc::INSUFFICIENT_SCOPE,
+                        message,
+                        Some(json!({"code": code})),
+                    )),
+                    headers: vec![(header::WWW_AUTHENTICATE, inner.auth.challenge(&e))],
+                    error: Some(code.clone()),
+                },
+                AuthError::Unavailable => Reply::status(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &null,
+                    jsonrpc::SERVER_ERROR,
+                    "Service unavailable: credential store unreachable",
+                )
+                .header(header::RETRY_AFTER, "1".into()),
+            };
+        }
+    };
+    drop(pre);
+    record.principal_kind = Some(principal.kind.clone());
+    record.subject = Some(principal.subject.clone());
+
+    // 3. per-credential admission; the permit is held until the reply is built
+    let _permit = match inner.admission.admit(&principal.credential).await {
+        Ok(p) => p,
+        Err(e) => return Reply::admission(&e),
+    };
+
+    let header_version = match parts.headers.get(PROTOCOL_HEADER).map(|v| v.to_str()) {
+        None => None,
+        Some(Ok(v)) if SUPPORTED_PROTOCOL_VERSIONS.contains(&v) => Some(v.to_owned()),
+        Some(_) => {
+            return Reply::status(
+                StatusCode::BAD_REQUEST,
+                &null,
+                jsonrpc::INVALID_REQUEST,
+                &format!(
+                    "Unsupported MCP-Protocol-Version; supported: {}",
+                    SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+                ),
+            );
+        }
+    };
+
+    // 4. the body, within the time and size limits
+    let max = inner.config.max_body_bytes;
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return too_large(max);
+    }
+    let bytes =
+        match tokio::time::timeout(inner.config.body_timeout, Limited::new(body, max).collect())
+            .await
+        {
+            Err(_) => {
+                return Reply::status(
+                    StatusCode::REQUEST_TIMEOUT,
+                    &null,
+                    jsonrpc::SERVER_ERROR,
+                    "Request body not received in time",
+                );
+            }
+            Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => return too_large(max),
+            Ok(Err(_)) => {
+                return Reply::status(
+                    StatusCode::BAD_REQUEST,
+                    &null,
+                    jsonrpc::PARSE_ERROR,
+                    "Request body could not be read",
+                );
+            }
+            Ok(Ok(collected)) => collected.to_bytes(),
+        };
+
+    // 5. framing
+    let message = match framing::parse(&bytes, inner.config.json) {
+        Ok(m) => m,
+        Err(e) => return framing_error(&e),
+    };
+
+    // 6. dispatch
+    let (id, method, params) = match message {
+        Message::Notification { method } => {
+            record.method = Some(method);
+            return Reply {
+                status: StatusCode::ACCEPTED,
+                body: None,
+                headers: Vec::new(),
+                error: None,
+            };
+        }
+        Message::Response => {
+            return Reply {
+                status: StatusCode::ACCEPTED,
+                body: None,
+                headers: Vec::new(),
+                error: None,
+            };
+        }
+        Message::Request { id, method, params } => (id, method, params.unwrap_or_default()),
+    };
+    record.method = Some(method.clone());
+    let ctx = CallContext {
+        principal: Arc::clone(&principal),
+        request_id,
+        protocol_version: header_version.unwrap_or_else(|| LATEST_PROTOCOL_VERSION.to_owned()),
+    };
+    match method.as_str() {
+        "initialize" => Reply::json(jsonrpc::result(&id, initialize(inner, &principal, &params))),
+        "ping" => Reply::json(jsonrpc::result(&id, json!({}))),
+        "tools/list" => Reply::json(jsonrpc::result(
+            &id,
+            json!({"tools": inner.catalog.list_for(&principal.kind)}),
+        )),
+        "tools/call" => call_tool(inner, &id, ctx, params, record).await,
+        "resources/list" | "resources/templates/list" | "resources/read" => {
+            match &inner.resources {
+                Some(r) => {
+                    let out = match method.as_str() {
+                        "resources/list" => r.list(&ctx).await,
+                        "resources/templates/list" => r.templates(&ctx).await,
+                        _ => match params.get("uri").and_then(Value::as_str) {
+                            Some(uri) => r.read(&ctx, uri).await,
+                            None => Err(RpcFailure {
+                                code: jsonrpc::INVALID_PARAMS,
+                                message: "params.uri must be a string".into(),
+                                data: None,
+                            }),
+                        },
+                    };
+                    hook_reply(&id, out)
+                }
+                None => method_not_found(&id, &method),
+            }
+        }
+        "prompts/list" | "prompts/get" => match &inner.prompts {
+            Some(p) => {
+                let out = if method == "prompts/list" {
+                    p.list(&ctx).await
+                } else {
+                    let args = params
+                        .get("arguments")
+                        .and_then(Value::as_object)
+                        .cloned()
+                        .unwrap_or_default();
+                    match params.get("name").and_then(Value::as_str) {
+                        Some(name) => p.get(&ctx, name, &args).await,
+                        None => Err(RpcFailure {
+                            code: jsonrpc::INVALID_PARAMS,
+                            message: "params.name must be a string".into(),
+                            data: None,
+                        }),
+                    }
+                };
+                hook_reply(&id, out)
+            }
+            None => method_not_found(&id, &method),
+        },
+        _ => method_not_found(&id, &method),
+    }
+}
+
+fn too_large(max: usize) -> Reply {
+    Reply::status(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &Value::Null,
+        jsonrpc::SERVER_ERROR,
+        &format!("Request body over {max} bytes"),
+    )
+}
+
+fn framing_error(e: &FramingError) -> Reply {
+    Reply::status(
+        StatusCode::BAD_REQUEST,
+        &Value::Null,
+        e.code(),
+        &e.to_string(),
+    )
+}
+
+fn method_not_found(id: &Value, method: &str) -> Reply {
+    Reply::rpc_error(
+        id,
+        jsonrpc::METHOD_NOT_FOUND,
+        &format!("Method not found: {method}"),
+        None,
+    )
+}
+
+fn hook_reply(id: &Value, out: Result<Value, RpcFailure>) -> Reply {
+    match out {
+        Ok(v) => Reply::json(jsonrpc::result(id, v)),
+        Err(f) => Reply::rpc_error(id, f.code, &f.message, f.data),
+    }
+}
+
+fn initialize(inner: &Inner, principal: &Principal, params: &Map<String, Value>) -> Value {
+    let requested = params
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let version = SUPPORTED_PROTOCOL_VERSIONS
+        .iter()
+        .find(|v| **v == requested)
+        .copied()
+        .unwrap_or(LATEST_PROTOCOL_VERSION);
+    let mut capabilities = json!({"tools": {"listChanged": false}});
+    if inner.resources.is_some() {
+        capabilities["resources"] = json!({"listChanged": false, "subscribe": false});
+    }
+    if inner.prompts.is_some() {
+        capabilities["prompts"] = json!({"listChanged": false});
+    }
+    let fingerprint = inner.catalog.fingerprint(&principal.kind);
+    let mut result = json!({
+        "protocolVersion": version,
+        "capabilities": capabilities,
+        "serverInfo": inner.presenter.server_info(principal, &fingerprint),
+    });
+    if let Some(text) = inner.presenter.instructions(principal) {
+        result["instructions"] = Value::String(text);
+    }
+    if let Some(meta) = inner.presenter.initialize_meta(principal) {
+        result["_meta"] = Value::Object(meta);
+    }
+    result
+}
+
+async fn call_tool(
+    inner: &Inner,
+    id: &Value,
+    ctx: CallContext,
+    params: Map<String, Value>,
+    record: &mut AuditRecord,
+) -> Reply {
+    let Some(name) = params.get("name").and_then(Value::as_str) else {
+        return Reply::rpc_error(
+            id,
+            jsonrpc::INVALID_PARAMS,
+            "params.name must be a string",
+            None,
+        );
+    };
+    record.tool = Some(name.to_owned());
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(v @ Value::Object(_)) => v.clone(),
+        Some(_) => {
+            return Reply::rpc_error(
+                id,
+                jsonrpc::INVALID_PARAMS,
+                "params.arguments must be an object",
+                None,
+            );
+        }
+    };
+    record.arguments = Some(arguments.clone());
+    let Some(decl) = inner.catalog.get(name) else {
+        return Reply::rpc_error(
+            id,
+            jsonrpc::INVALID_PARAMS,
+            &format!("Unknown tool: {name}"),
+            None,
+        );
+    };
+    let kind = ctx.principal.kind.clone();
+    if !decl.visible_to(&kind) {
+        let (message, data) = inner.presenter.hidden_tool(name, &kind);
+        return Reply::rpc_error(id, jsonrpc::METHOD_NOT_FOUND, &message, Some(data));
+    }
+    if let Some(scope) = &decl.scope
+        && !ctx.principal.scopes.iter().any(|s| s == scope)
+    {
+        let mut wanted = ctx.principal.scopes.clone();
+        wanted.push(scope.clone());
+        return Reply {
+            status: StatusCode::FORBIDDEN,
+            body: Some(jsonrpc::error(
+                id,
+                jsonrpc::INSUFFICIENT_SCOPE,
+                &format!("Insufficient scope: {name} needs {scope}"),
+                Some(json!({"required_scope": scope})),
+            )),
+            headers: vec![(
+                header::WWW_AUTHENTICATE,
+                inner.auth.insufficient_scope_challenge(&wanted),
+            )],
+            error: Some("insufficient_scope".into()),
+        };
+    }
+    let violations = inner.catalog.validate(name, &arguments);
+    let outcome = if violations.is_empty() {
+        let Value::Object(args) = arguments else {
+            return Reply::rpc_error(id, jsonrpc::INTERNAL_ERROR, "Internal error", None);
+        };
+        let handler = Arc::clone(&decl.handler);
+        let request_id = ctx.request_id;
+        match tokio::time::timeout(inner.config.tool_deadline, handler(ctx, args)).await {
+            Err(_) => {
+                return Reply::status(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    id,
+                    jsonrpc::SERVER_ERROR,
+                    "Tool execution exceeded its deadline; a write may or may not have committed — read again before retrying",
+                );
+            }
+            Ok(Err(ToolFailure::Unavailable(detail))) => {
+                tracing::warn!(%request_id, %detail, "tool dependency unavailable");
+                return Reply::status(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    id,
+                    jsonrpc::SERVER_ERROR,
+                    "Service unavailable; retry later",
+                )
+                .header(header::RETRY_AFTER, "1".into());
+            }
+            Ok(Err(ToolFailure::Internal(detail))) => {
+                tracing::error!(%request_id, %detail, "tool failed");
+                return Reply::rpc_error(
+                    id,
+                    jsonrpc::INTERNAL_ERROR,
+                    &format!("Internal error (request id {request_id})"),
+                    None,
+                );
+            }
+            Ok(Ok(result)) => result,
+        }
+    } else {
+        inner.presenter.invalid_arguments(name, &violations)
+    };
+    let mut outcome = outcome;
+    outcome.result_type = None; // newer than every version we negotiate
+    if outcome.is_error == Some(true) {
+        record.error = Some(tool_error_label(&outcome));
+    }
+    match serde_json::to_value(&outcome) {
+        Ok(v) => Reply::json(jsonrpc::result(id, v)),
+        Err(e) => {
+            tracing::error!(error = %e, "tool result did not serialize");
+            Reply::rpc_error(id, jsonrpc::INTERNAL_ERROR, "Internal error", None)
+        }
+    }
+}
+
+/// A short label of an `isError` result for the audit: its leading status or code word.
+fn tool_error_label(result: &CallToolResult) -> String {
+    let text = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.as_str())
+        .unwrap_or_default();
+    text.split([':', ' '])
+        .next()
+        .filter(|s| !s.is_empty())
+        .unwrap_or("tool_error")
+        .chars()
+        .take(40)
+        .collect()
+}

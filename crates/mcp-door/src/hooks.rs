@@ -1,0 +1,37 @@
+//! Optional resources and prompts a product can expose through a door.
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+
+use crate::catalog::CallContext;
+
+/// A JSON-RPC error a hook returns (e.g. −32002 for an unknown resource).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcFailure {
+    pub code: i64,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+/// `resources/list`, `resources/templates/list` and `resources/read`.
+#[async_trait]
+pub trait ResourceProvider: Send + Sync + 'static {
+    /// The `result` of `resources/list`.
+    async fn list(&self, ctx: &CallContext) -> Result<Value, RpcFailure>;
+    /// The `result` of `resources/templates/list`.
+    async fn templates(&self, ctx: &CallContext) -> Result<Value, RpcFailure>;
+    /// The `result` of `resources/read` for `uri`.
+    async fn read(&self, ctx: &CallContext, uri: &str) -> Result<Value, RpcFailure>;
+}
+
+/// `prompts/list` and `prompts/get`.
+#[async_trait]
+pub trait PromptProvider: Send + Sync + 'static {
+    async fn list(&self, ctx: &CallContext) -> Result<Value, RpcFailure>;
+    async fn get(
+        &self,
+        ctx: &CallContext,
+        name: &str,
+        arguments: &Map<String, Value>,
+    ) -> Result<Value, RpcFailure>;
+}

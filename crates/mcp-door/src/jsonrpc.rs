@@ -1,0 +1,29 @@
+//! JSON-RPC 2.0 envelopes and the error codes the doors use.
+
+use serde_json::{Value, json};
+
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+pub const INTERNAL_ERROR: i64 = -32603;
+/// Transport-level refusals (401/408/413/429/503/504) carry this code in their body.
+pub const SERVER_ERROR: i64 = -32000;
+/// A missing scope (HTTP 403).
+pub const INSUFFICIENT_SCOPE: i64 = -32003;
+/// A resource that does not exist.
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
+
+/// A successful response.
+pub fn result(id: &Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// An error response; `data` is omitted when `None`.
+pub fn error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Value {
+    let mut err = json!({"code": code, "message": message});
+    if let (Some(data), Some(obj)) = (data, err.as_object_mut()) {
+        obj.insert("data".into(), data);
+    }
+    json!({"jsonrpc": "2.0", "id": id, "error": err})
+}

@@ -1,0 +1,72 @@
+//! HTTP surface: POST only, request ids, JSON responses, the `MCP-Protocol-Version` header.
+
+use axum::body::Body;
+use http::{Method, Request, StatusCode, header};
+use serde_json::json;
+
+use crate::support::{PATH, Toy, post, rpc_body};
+
+#[tokio::test]
+async fn get_and_delete_are_405_with_allow_post() {
+    let toy = Toy::new();
+    for method in [Method::GET, Method::DELETE, Method::PUT] {
+        let request = Request::builder()
+            .method(method.clone())
+            .uri(PATH)
+            .header(header::AUTHORIZATION, "Bearer good-user")
+            .header(header::ACCEPT, "text/event-stream")
+            .body(Body::empty())
+            .unwrap();
+        let reply = toy.send(request).await;
+        assert_eq!(reply.status, StatusCode::METHOD_NOT_ALLOWED, "{method}");
+        assert_eq!(reply.header("allow"), Some("POST"), "{method}");
+        assert!(reply.header("mcp-session-id").is_none());
+    }
+}
+
+#[tokio::test]
+async fn every_response_has_its_own_request_id_and_json_content_type() {
+    let toy = Toy::new();
+    // `send` already checks each id is a UUID; here: they differ, and JSON bodies say so.
+    let a = toy.rpc(Some("good-user"), "ping", json!({})).await;
+    let b = toy.rpc(Some("good-user"), "ping", json!({})).await;
+    let c = toy.rpc(None, "ping", json!({})).await;
+    assert_ne!(a.header("x-request-id"), b.header("x-request-id"));
+    assert_ne!(b.header("x-request-id"), c.header("x-request-id"));
+    assert_eq!(a.header("content-type"), Some("application/json"));
+    assert_eq!(c.header("content-type"), Some("application/json"));
+    assert!(a.header("mcp-session-id").is_none());
+}
+
+#[tokio::test]
+async fn unsupported_protocol_version_header_is_400() {
+    let toy = Toy::new();
+    let mut request = post(Some("good-user"), rpc_body(1, "ping", json!({})));
+    request
+        .headers_mut()
+        .insert("mcp-protocol-version", "1999-01-01".parse().unwrap());
+    let reply = toy.send(request).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert_eq!(reply.error_code(), -32600);
+    let message = reply.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        message.contains("2025-06-18") && message.contains("2025-11-25"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn supported_protocol_version_headers_pass() {
+    let toy = Toy::new();
+    for version in ["2025-06-18", "2025-11-25"] {
+        let mut request = post(Some("good-user"), rpc_body(1, "ping", json!({})));
+        request
+            .headers_mut()
+            .insert("mcp-protocol-version", version.parse().unwrap());
+        let reply = toy.send(request).await;
+        assert_eq!(reply.result(), json!({}), "{version}");
+    }
+}

@@ -1,0 +1,147 @@
+//! Assembling the server: state, the router of every door, and `run` with graceful shutdown.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use mcp_door::{
+    Admission, Clock, Door, DoorConfig, Limits, LocalAdmission, PreAuthGate, RedisAdmission,
+};
+use tokio::net::TcpListener;
+
+use crate::mcp::player::{self, PlayAuthenticator, PlayerPresenter};
+use crate::service::{PlayService, Random};
+use crate::store::{self, DbOptions, SharedStore};
+
+/// Everything `serve` is configured with.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub database_url: String,
+    pub redis_url: Option<String>,
+    /// Namespace of the admission keys in Redis (one per deployment sharing a Redis).
+    pub redis_prefix: String,
+    pub limits: Limits,
+    pub pre_auth_concurrency: usize,
+    pub db: DbOptions,
+    pub door: DoorConfig,
+    /// How long in-flight requests may take to finish after a shutdown signal.
+    pub drain_timeout: Duration,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        Self {
+            database_url: "sqlite://sidequest.db".into(),
+            redis_url: None,
+            redis_prefix: "sidequest:admission".into(),
+            limits: Limits::default(),
+            pre_auth_concurrency: 64,
+            db: DbOptions::default(),
+            door: DoorConfig::default(),
+            drain_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A failure to start the server.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    #[error("database: {0}")]
+    Store(#[from] store::StoreError),
+    #[error("admission: {0}")]
+    Admission(#[from] mcp_door::AdmissionError),
+    #[error("catalog: {0}")]
+    Catalog(#[from] mcp_door::CatalogError),
+    #[error("server: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The state every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    pub service: Arc<PlayService>,
+    pub admission: Arc<dyn Admission>,
+    pub pre_auth: PreAuthGate,
+    pub door: DoorConfig,
+}
+
+impl AppState {
+    /// Builds the state over an already migrated store.
+    pub async fn new(
+        store: SharedStore,
+        config: &ServeConfig,
+        clock: Arc<dyn Clock>,
+        random: Arc<dyn Random>,
+    ) -> Result<Self, StartError> {
+        let admission: Arc<dyn Admission> = match &config.redis_url {
+            Some(url) => Arc::new(
+                RedisAdmission::connect(url, &config.redis_prefix, config.limits.clone()).await?,
+            ),
+            None => Arc::new(LocalAdmission::new(
+                config.limits.clone(),
+                Arc::clone(&clock),
+            )),
+        };
+        Ok(Self {
+            service: Arc::new(PlayService::new(store, clock, random)),
+            admission,
+            pre_auth: PreAuthGate::new(config.pre_auth_concurrency),
+            door: config.door.clone(),
+        })
+    }
+}
+
+/// The router of every door and page.
+pub fn app(state: AppState) -> Result<Router, StartError> {
+    let catalog = Arc::new(player::catalog(Arc::clone(&state.service))?);
+    let player_door = Door::new(
+        "/play/mcp",
+        Arc::new(PlayAuthenticator {
+            service: Arc::clone(&state.service),
+        }),
+        catalog,
+        Arc::clone(&state.admission),
+        Arc::new(PlayerPresenter),
+    )
+    .with_config(state.door.clone())
+    .with_pre_auth(state.pre_auth.clone());
+    Ok(Router::new()
+        .merge(player_door.router())
+        .route("/healthz", axum::routing::get(|| async { "ok" })))
+}
+
+/// Connects, migrates and serves on `listener` until `shutdown` resolves, then drains.
+pub async fn run(
+    config: ServeConfig,
+    listener: TcpListener,
+    clock: Arc<dyn Clock>,
+    random: Arc<dyn Random>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), StartError> {
+    let store = store::connect(&config.database_url, &config.db).await?;
+    store.migrate().await?;
+    let state = AppState::new(store, &config, clock, random).await?;
+    let router = app(state)?;
+    tracing::info!(address = %listener.local_addr()?, "sidequest serving /play/mcp");
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let server = axum::serve(
+        listener,
+        router.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move {
+        shutdown.await;
+        let _ = stop_tx.send(true);
+    });
+    let drain = config.drain_timeout;
+    let mut stopped = stop_rx.clone();
+    tokio::select! {
+        r = server => r?,
+        _ = async move {
+            let _ = stopped.wait_for(|s| *s).await;
+            tokio::time::sleep(drain).await;
+        } => tracing::warn!("drain timeout reached; closing remaining connections"),
+    }
+    Ok(())
+}

@@ -1,0 +1,333 @@
+//! The `sidequest` command line: serve, migrate, user, token and demo. Every flag can also be
+//! set through a `SIDEQUEST_*` environment variable.
+
+use std::io::Read;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Args, Parser, Subcommand};
+use mcp_door::{Clock, Limits, SystemClock};
+use uuid::Uuid;
+
+use crate::app::{self, ServeConfig};
+use crate::demo;
+use crate::domain::password;
+use crate::service::{OsRandom, PlayService, Random};
+use crate::store::{self, DbOptions, SharedStore};
+
+/// Sidequest: solo, downtime and absence play for tabletop campaigns, facilitated by the
+/// player's own AI assistant over MCP.
+#[derive(Debug, Parser)]
+#[command(name = "sidequest", version, about)]
+pub struct Cli {
+    /// Database: `sqlite://FILE` (created if missing; the embedded default) or `postgres://…`.
+    #[arg(
+        long,
+        global = true,
+        env = "SIDEQUEST_DATABASE_URL",
+        default_value = "sqlite://sidequest.db"
+    )]
+    pub database_url: String,
+    /// Log format: `text` or `json`.
+    #[arg(
+        long,
+        global = true,
+        env = "SIDEQUEST_LOG_FORMAT",
+        default_value = "text"
+    )]
+    pub log_format: String,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Migrate the database, then serve the player door `POST /play/mcp`.
+    Serve(ServeArgs),
+    /// Apply database migrations and exit.
+    Migrate,
+    /// Manage user accounts.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Issue or revoke play tokens.
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// Create (or reuse) a demo GM, player and scenario, and N playable assignments with tokens.
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "SIDEQUEST_BIND", default_value = "127.0.0.1:8080")]
+    pub bind: SocketAddr,
+    /// Redis URL for admission counters shared by every instance (in-process when absent).
+    #[arg(long, env = "SIDEQUEST_REDIS_URL")]
+    pub redis_url: Option<String>,
+    /// Admitted requests per token per sliding minute.
+    #[arg(long, env = "SIDEQUEST_TOKEN_RATE_PER_MINUTE", default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..))]
+    pub token_rate_per_minute: u32,
+    /// Admitted requests in flight per token.
+    #[arg(long, env = "SIDEQUEST_TOKEN_CONCURRENCY", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    pub token_concurrency: u32,
+    /// Admitted requests in flight across every door and instance (with Redis).
+    #[arg(long, env = "SIDEQUEST_GLOBAL_CONCURRENCY", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
+    pub global_concurrency: u32,
+    /// Requests this instance authenticates at once (the pre-auth gate).
+    #[arg(long, env = "SIDEQUEST_PRE_AUTH_CONCURRENCY", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
+    pub pre_auth_concurrency: u32,
+    /// Database connections in the pool.
+    #[arg(long, env = "SIDEQUEST_DB_MAX_CONNECTIONS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
+    pub db_max_connections: u32,
+    /// PostgreSQL statement_timeout (and SQLite busy timeout), in milliseconds.
+    #[arg(long, env = "SIDEQUEST_STATEMENT_TIMEOUT_MS", default_value_t = 10_000)]
+    pub statement_timeout_ms: u64,
+    /// PostgreSQL lock_timeout, in milliseconds.
+    #[arg(long, env = "SIDEQUEST_LOCK_TIMEOUT_MS", default_value_t = 5_000)]
+    pub lock_timeout_ms: u64,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Create a user (a player unless --gm).
+    Create {
+        #[arg(long)]
+        username: String,
+        /// Read the password from standard input (first line).
+        #[arg(long)]
+        password_stdin: bool,
+        /// The user is a game master.
+        #[arg(long)]
+        gm: bool,
+    },
+    /// Deactivate a user: their sessions and every play token of their assignments stop working.
+    Deactivate {
+        #[arg(long)]
+        username: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Issue a play token for an assignment (revokes its previous token); printed once.
+    Issue {
+        #[arg(long)]
+        assignment: Uuid,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke the assignment's play token.
+    Revoke {
+        #[arg(long)]
+        assignment: Uuid,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// How many assignments to create.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub assignments: u32,
+    /// Print one JSON object describing everything created, tokens included.
+    #[arg(long)]
+    pub json: bool,
+    /// The server's public base URL, used in the printed MCP client configuration.
+    #[arg(
+        long,
+        env = "SIDEQUEST_PUBLIC_URL",
+        default_value = "http://127.0.0.1:8080"
+    )]
+    pub public_url: String,
+}
+
+fn db_options(args: Option<&ServeArgs>) -> DbOptions {
+    let mut o = DbOptions::default();
+    if let Some(a) = args {
+        o.max_connections = a.db_max_connections;
+        o.statement_timeout = Duration::from_millis(a.statement_timeout_ms);
+        o.lock_timeout = Duration::from_millis(a.lock_timeout_ms);
+    }
+    o
+}
+
+async fn open(url: &str) -> anyhow::Result<SharedStore> {
+    let store = store::connect(url, &db_options(None))
+        .await
+        .context("connecting to the database")?;
+    store.migrate().await.context("migrating the database")?;
+    Ok(store)
+}
+
+/// Initializes logging (`RUST_LOG` filters; default `info`).
+pub fn init_tracing(format: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if format == "json" {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    tracing::info!("shutdown signal received; draining");
+}
+
+/// Runs a parsed command line.
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let random: Arc<dyn Random> = Arc::new(OsRandom);
+    match cli.command {
+        Command::Serve(args) => {
+            let config = ServeConfig {
+                database_url: cli.database_url.clone(),
+                redis_url: args.redis_url.clone(),
+                limits: Limits {
+                    rate_per_window: args.token_rate_per_minute,
+                    credential_concurrency: args.token_concurrency,
+                    global_concurrency: args.global_concurrency,
+                    ..Limits::default()
+                },
+                pre_auth_concurrency: args.pre_auth_concurrency as usize,
+                db: db_options(Some(&args)),
+                ..ServeConfig::default()
+            };
+            let listener = tokio::net::TcpListener::bind(args.bind)
+                .await
+                .with_context(|| format!("binding {}", args.bind))?;
+            app::run(config, listener, clock, random, shutdown_signal()).await?;
+        }
+        Command::Migrate => {
+            open(&cli.database_url).await?;
+            println!("migrated {}", redact(&cli.database_url));
+        }
+        Command::User(UserCommand::Create {
+            username,
+            password_stdin,
+            gm,
+        }) => {
+            let store = open(&cli.database_url).await?;
+            let password_hash = if password_stdin {
+                let mut input = String::new();
+                std::io::stdin()
+                    .read_to_string(&mut input)
+                    .context("reading the password from stdin")?;
+                let password = input.lines().next().unwrap_or_default();
+                if password.chars().count() < 8 {
+                    bail!("the password must have at least 8 characters");
+                }
+                let mut salt = [0u8; 16];
+                random.fill(&mut salt);
+                Some(password::hash(password, salt).map_err(anyhow::Error::msg)?)
+            } else {
+                None
+            };
+            let user = demo::create_user(
+                &store,
+                clock.as_ref(),
+                random.as_ref(),
+                &username,
+                gm,
+                password_hash,
+            )
+            .await?;
+            println!(
+                "created user {} ({}){}",
+                user.username,
+                user.id,
+                if gm { " — GM" } else { "" }
+            );
+        }
+        Command::User(UserCommand::Deactivate { username }) => {
+            let store = open(&cli.database_url).await?;
+            let Some(user) = store.user_by_username(&username).await? else {
+                bail!("no user named {username}")
+            };
+            store.set_user_active(user.id, false).await?;
+            println!("deactivated {username}");
+        }
+        Command::Token(cmd) => {
+            let store = open(&cli.database_url).await?;
+            let service = PlayService::new(store, clock, random);
+            match cmd {
+                TokenCommand::Issue { assignment, json } => {
+                    let (token, expires_at) = service
+                        .issue_token(assignment)
+                        .await
+                        .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    if json {
+                        println!(
+                            "{}",
+                            serde_json::json!({"assignment_id": assignment, "token": token, "expires_at": expires_at})
+                        );
+                    } else {
+                        println!("{token}");
+                    }
+                }
+                TokenCommand::Revoke { assignment } => {
+                    let n = service
+                        .revoke_token(assignment)
+                        .await
+                        .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    println!("revoked {n} live token(s) of {assignment}");
+                }
+            }
+        }
+        Command::Demo(args) => {
+            let store = open(&cli.database_url).await?;
+            let service = PlayService::new(store, clock, random);
+            let created = demo::run(&service, args.assignments).await?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&created.to_json())?);
+            } else {
+                println!("{}", created.client_config(&args.public_url));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The URL without its password, for printing.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => match url[s + 3..at].find(':') {
+            Some(c) => format!("{}:***{}", &url[..s + 3 + c], &url[at..]),
+            None => url.to_owned(),
+        },
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn redacts_passwords() {
+        assert_eq!(
+            super::redact("postgres://u:secret@h/db"),
+            "postgres://u:***@h/db"
+        );
+        assert_eq!(super::redact("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(super::redact("sqlite://x.db"), "sqlite://x.db");
+    }
+}

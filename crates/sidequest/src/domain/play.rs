@@ -1,0 +1,391 @@
+//! The rules of play: validating turns and finishes, normalizing operations for receipts, and
+//! deciding — inside the store's locked transaction — whether to replay, refuse or write.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+use crate::domain::{
+    Assignment, Category, Consequence, ConsequenceStatus, EventKind, JournalEvent, Millis, Node,
+    OperationKind, PlayStatus, Receipt,
+};
+use crate::store::{Decision, OperationState, WritePlan};
+
+/// Limits of the player contract, counted in characters (Unicode scalar values), not bytes.
+pub mod limits {
+    pub const ACTION_CHARS: usize = 4_000;
+    pub const NARRATION_CHARS: usize = 6_000;
+    pub const MEMORY_CHARS: usize = 16_000;
+    pub const CONSEQUENCES: usize = 10;
+    pub const DESCRIPTION_CHARS: usize = 1_500;
+    pub const SUMMARY_CHARS: usize = 6_000;
+    pub const QUERY_CHARS: usize = 200;
+    pub const JOURNAL_PAGE_MAX: i64 = 20;
+    pub const JOURNAL_PAGE_DEFAULT: i64 = 10;
+    pub const CONTEXT_EVENTS: i64 = 5;
+    pub const CONTEXT_CONSEQUENCES: i64 = 20;
+    pub const SEARCH_HITS: usize = 10;
+    pub const EXCERPT_CHARS: usize = 240;
+}
+
+/// A refusal of the play domain. Rendered as a tool result whose text starts with the status.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DomainError {
+    #[error("404: Play session not found")]
+    NotFound,
+    #[error(
+        "409: Version conflict: expected {expected}, current {current}. Call get_play_context again."
+    )]
+    VersionConflict { expected: i64, current: i64 },
+    #[error("409: Operation {0} was already used with different arguments.")]
+    OperationReused(Uuid),
+    #[error("409: Play session is completed.")]
+    Completed,
+    #[error("422: current_scene must be a published scene of this assignment.")]
+    InvalidScene,
+    #[error("422: Invalid arguments: {}", .0.join("\n"))]
+    Invalid(Vec<String>),
+}
+
+impl DomainError {
+    /// The numeric status the message starts with.
+    pub fn status(&self) -> u16 {
+        match self {
+            DomainError::NotFound => 404,
+            DomainError::VersionConflict { .. }
+            | DomainError::OperationReused(_)
+            | DomainError::Completed => 409,
+            DomainError::InvalidScene | DomainError::Invalid(_) => 422,
+        }
+    }
+}
+
+/// One proposed consequence, exactly `category` and `description`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProposedConsequence {
+    pub category: Category,
+    pub description: String,
+}
+
+/// The arguments of `commit_play_turn`, already schema-valid.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnArgs {
+    pub operation_id: Uuid,
+    pub expected_version: i64,
+    pub player_action: String,
+    pub narration: String,
+    pub memory_markdown: String,
+    pub current_scene: String,
+    #[serde(default)]
+    pub consequences: Vec<ProposedConsequence>,
+}
+
+/// The arguments of `finish_play_session`, already schema-valid.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FinishArgs {
+    pub operation_id: Uuid,
+    pub expected_version: i64,
+    pub summary: String,
+}
+
+fn chars(s: &str) -> usize {
+    s.chars().count()
+}
+
+fn check_len(errors: &mut Vec<String>, pointer: &str, value: &str, min: usize, max: usize) {
+    let n = chars(value);
+    if n < min {
+        errors.push(format!("{pointer}: must not be empty"));
+    } else if n > max {
+        errors.push(format!("{pointer}: {n} characters, at most {max} allowed"));
+    }
+}
+
+impl TurnArgs {
+    /// Checks the character limits (the schema checks shape; lengths are counted here in
+    /// characters so the rule is the same on every client and backend).
+    pub fn validate(&self) -> Result<(), DomainError> {
+        let mut e = Vec::new();
+        check_len(
+            &mut e,
+            "/player_action",
+            &self.player_action,
+            1,
+            limits::ACTION_CHARS,
+        );
+        check_len(
+            &mut e,
+            "/narration",
+            &self.narration,
+            1,
+            limits::NARRATION_CHARS,
+        );
+        check_len(
+            &mut e,
+            "/memory_markdown",
+            &self.memory_markdown,
+            0,
+            limits::MEMORY_CHARS,
+        );
+        check_len(&mut e, "/current_scene", &self.current_scene, 1, 200);
+        if self.expected_version < 1 {
+            e.push("/expected_version: must be at least 1".into());
+        }
+        if self.consequences.len() > limits::CONSEQUENCES {
+            e.push(format!(
+                "/consequences: {} items, at most {} allowed",
+                self.consequences.len(),
+                limits::CONSEQUENCES
+            ));
+        }
+        for (i, c) in self.consequences.iter().enumerate() {
+            check_len(
+                &mut e,
+                &format!("/consequences/{i}/description"),
+                &c.description,
+                1,
+                limits::DESCRIPTION_CHARS,
+            );
+        }
+        if e.is_empty() {
+            Ok(())
+        } else {
+            Err(DomainError::Invalid(e))
+        }
+    }
+
+    /// SHA-256 over the canonical JSON of the validated arguments.
+    pub fn normalized_hash(&self) -> String {
+        let consequences: Vec<Value> = self
+            .consequences
+            .iter()
+            .map(|c| json!({"category": c.category.as_str(), "description": c.description}))
+            .collect();
+        canonical_hash(&json!({
+            "operation_id": self.operation_id.hyphenated().to_string(),
+            "expected_version": self.expected_version,
+            "player_action": self.player_action,
+            "narration": self.narration,
+            "memory_markdown": self.memory_markdown,
+            "current_scene": self.current_scene,
+            "consequences": consequences,
+        }))
+    }
+}
+
+impl FinishArgs {
+    /// Checks the character limits of a finish.
+    pub fn validate(&self) -> Result<(), DomainError> {
+        let mut e = Vec::new();
+        check_len(&mut e, "/summary", &self.summary, 1, limits::SUMMARY_CHARS);
+        if self.expected_version < 1 {
+            e.push("/expected_version: must be at least 1".into());
+        }
+        if e.is_empty() {
+            Ok(())
+        } else {
+            Err(DomainError::Invalid(e))
+        }
+    }
+
+    /// SHA-256 over the canonical JSON of the validated arguments.
+    pub fn normalized_hash(&self) -> String {
+        canonical_hash(&json!({
+            "operation_id": self.operation_id.hyphenated().to_string(),
+            "expected_version": self.expected_version,
+            "summary": self.summary,
+        }))
+    }
+}
+
+/// SHA-256 (hex) of a value's canonical JSON: `serde_json`'s map is ordered by key, and
+/// `to_string` writes no insignificant whitespace.
+pub fn canonical_hash(value: &Value) -> String {
+    hex::encode(Sha256::digest(value.to_string().as_bytes()))
+}
+
+/// The checks every operation shares, in the contract's order: receipt (replay or conflict),
+/// then status, then version. `Ok(Some)` is a replay; `Ok(None)` means "go on and write".
+pub fn check_operation(
+    state: &OperationState<'_>,
+    kind: OperationKind,
+    args_hash: &str,
+    expected_version: i64,
+    allow_completed: bool,
+) -> Result<Option<Receipt>, DomainError> {
+    if let Some(receipt) = state.receipt {
+        if receipt.kind == kind && receipt.args_hash == args_hash {
+            return Ok(Some(receipt.clone()));
+        }
+        return Err(DomainError::OperationReused(receipt.operation_id));
+    }
+    let a = state.assignment;
+    if a.status == PlayStatus::Completed && !allow_completed {
+        return Err(DomainError::Completed);
+    }
+    if a.version != expected_version {
+        return Err(DomainError::VersionConflict {
+            expected: expected_version,
+            current: a.version,
+        });
+    }
+    Ok(None)
+}
+
+/// Whether `scene` is a published scene the assignment exposes.
+pub fn is_playable_scene(assignment: &Assignment, nodes: &[Node], scene: &str) -> bool {
+    assignment.published_node_ids.iter().any(|id| id == scene)
+        && nodes
+            .iter()
+            .any(|n| n.id == scene && n.published && n.kind == "scene")
+}
+
+/// Decides a turn. `consequence_ids` are fresh ids, one per proposed consequence.
+pub fn decide_turn(
+    state: OperationState<'_>,
+    args: &TurnArgs,
+    args_hash: &str,
+    scene_ok: bool,
+    consequence_ids: &[Uuid],
+    now: Millis,
+) -> Result<Decision, DomainError> {
+    if let Some(r) = check_operation(
+        &state,
+        OperationKind::Turn,
+        args_hash,
+        args.expected_version,
+        false,
+    )? {
+        return Ok(Decision::Replay(r));
+    }
+    if !scene_ok {
+        return Err(DomainError::InvalidScene);
+    }
+    let a = state.assignment;
+    let version = a.version + 1;
+    let status = if a.auto_approve {
+        ConsequenceStatus::Approved
+    } else {
+        ConsequenceStatus::Pending
+    };
+    let consequences: Vec<Consequence> = args
+        .consequences
+        .iter()
+        .zip(consequence_ids)
+        .map(|(c, id)| Consequence {
+            id: *id,
+            assignment_id: a.id,
+            version,
+            category: c.category,
+            description: c.description.clone(),
+            status,
+            gm_note: None,
+            created_at: now,
+            decided_at: a.auto_approve.then_some(now),
+        })
+        .collect();
+    let result = json!({
+        "session_id": a.id.to_string(),
+        "version": version,
+        "consequences": consequences.iter().map(|c| json!({
+            "id": c.id.to_string(),
+            "status": c.status.as_str(),
+            "category": c.category.as_str(),
+            "description": c.description,
+        })).collect::<Vec<_>>(),
+    });
+    let receipt = Receipt {
+        assignment_id: a.id,
+        operation_id: args.operation_id,
+        kind: OperationKind::Turn,
+        args_hash: args_hash.to_owned(),
+        result,
+        version,
+        created_at: now,
+    };
+    Ok(Decision::Write(Box::new(WritePlan {
+        version,
+        status: PlayStatus::Active,
+        memory: args.memory_markdown.clone(),
+        current_scene: Some(args.current_scene.clone()),
+        summary: None,
+        updated_at: now,
+        events: vec![JournalEvent {
+            version,
+            kind: EventKind::Turn,
+            operation_id: Some(args.operation_id),
+            player_action: Some(args.player_action.clone()),
+            narration: Some(args.narration.clone()),
+            summary: None,
+            gm_private: None,
+            scene: Some(args.current_scene.clone()),
+            created_at: now,
+        }],
+        consequences,
+        decisions: Vec::new(),
+        receipt,
+    })))
+}
+
+/// Decides a finish. `pending` counts the assignment's pending consequences before it.
+pub fn decide_finish(
+    state: OperationState<'_>,
+    args: &FinishArgs,
+    args_hash: &str,
+    pending: i64,
+    now: Millis,
+) -> Result<Decision, DomainError> {
+    if let Some(r) = check_operation(
+        &state,
+        OperationKind::Finish,
+        args_hash,
+        args.expected_version,
+        false,
+    )? {
+        return Ok(Decision::Replay(r));
+    }
+    let a = state.assignment;
+    let version = a.version + 1;
+    let result = json!({
+        "session_id": a.id.to_string(),
+        "status": PlayStatus::Completed.as_str(),
+        "version": version,
+        "pending_consequences": pending,
+    });
+    let receipt = Receipt {
+        assignment_id: a.id,
+        operation_id: args.operation_id,
+        kind: OperationKind::Finish,
+        args_hash: args_hash.to_owned(),
+        result,
+        version,
+        created_at: now,
+    };
+    Ok(Decision::Write(Box::new(WritePlan {
+        version,
+        status: PlayStatus::Completed,
+        memory: a.memory.clone(),
+        current_scene: a.current_scene.clone(),
+        summary: Some(args.summary.clone()),
+        updated_at: now,
+        events: vec![JournalEvent {
+            version,
+            kind: EventKind::Finish,
+            operation_id: Some(args.operation_id),
+            player_action: None,
+            narration: None,
+            summary: Some(args.summary.clone()),
+            gm_private: None,
+            scene: a.current_scene.clone(),
+            created_at: now,
+        }],
+        consequences: Vec::new(),
+        decisions: Vec::new(),
+        receipt,
+    })))
+}

@@ -1,0 +1,13 @@
+//! Sidequest: a tabletop-RPG campaign service whose players' own AI assistants facilitate
+//! solo, downtime and absence play through the player door `POST /play/mcp`.
+
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+pub mod app;
+pub mod cli;
+pub mod demo;
+pub mod domain;
+pub mod i18n;
+pub mod mcp;
+pub mod service;
+pub mod store;

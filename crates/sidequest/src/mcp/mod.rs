@@ -1,0 +1,3 @@
+//! Sidequest's MCP doors on the mcp-door platform: the player door (`/play/mcp`).
+
+pub mod player;

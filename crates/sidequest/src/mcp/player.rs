@@ -1,0 +1,289 @@
+//! The player door `POST /play/mcp`: play-token authentication, the five player tools and how
+//! their failures read (`<status>: <message>` tool results).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use mcp_door::model::{CallToolResult, ContentBlock, Implementation, ToolAnnotations};
+use mcp_door::{
+    AuthError, AuthRequest, Authenticator, CallContext, Catalog, CatalogError, Presenter,
+    Principal, ToolDecl, ToolFailure, Violation, bearer_token, tool_json,
+};
+use serde_json::{Map, Value, json};
+use uuid::Uuid;
+
+use crate::domain::play::{FinishArgs, TurnArgs, limits};
+use crate::domain::{Language, token};
+use crate::i18n;
+use crate::service::{PlayService, ServiceError};
+use crate::store::StoreError;
+
+/// The principal kind of a play token.
+pub const PLAYER_KIND: &str = "player";
+
+/// What a play token grants: one assignment, for its player.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlayGrant {
+    pub assignment_id: Uuid,
+    pub player_id: Uuid,
+    pub language: Language,
+}
+
+/// Accepts only live play tokens of active players and GMs.
+pub struct PlayAuthenticator {
+    pub service: Arc<PlayService>,
+}
+
+#[async_trait]
+impl Authenticator for PlayAuthenticator {
+    async fn authenticate(&self, request: &AuthRequest<'_>) -> Result<Principal, AuthError> {
+        let presented = bearer_token(request.headers)?;
+        if !token::is_play_token(presented) {
+            return Err(AuthError::Invalid("not a play token".into()));
+        }
+        let digest = token::digest(presented);
+        let grant = match self.service.store.play_token(&digest).await {
+            Ok(Some(g)) => g,
+            Ok(None) => return Err(AuthError::Invalid("unknown token".into())),
+            Err(StoreError::Unavailable(_)) => return Err(AuthError::Unavailable),
+            Err(e) => {
+                tracing::error!(error = %e, "play token lookup failed");
+                return Err(AuthError::Unavailable);
+            }
+        };
+        if grant.revoked {
+            return Err(AuthError::Invalid("revoked".into()));
+        }
+        if grant.expires_at <= self.service.clock.now_millis() {
+            return Err(AuthError::Invalid("expired".into()));
+        }
+        if !grant.player_active || !grant.gm_active {
+            return Err(AuthError::Invalid("inactive account".into()));
+        }
+        Ok(Principal::new(
+            PLAYER_KIND,
+            grant.assignment_id.to_string(),
+            format!("play:{}", &digest[..32]),
+        )
+        .with_ext(PlayGrant {
+            assignment_id: grant.assignment_id,
+            player_id: grant.player_id,
+            language: grant.language,
+        }))
+    }
+}
+
+/// Identity and error wording of the player door.
+pub struct PlayerPresenter;
+
+impl Presenter for PlayerPresenter {
+    fn server_info(&self, _principal: &Principal, fingerprint: &str) -> Implementation {
+        let mut info = Implementation::new(
+            "sidequest",
+            format!("{}+tools.{fingerprint}", env!("CARGO_PKG_VERSION")),
+        );
+        info.title = Some("Sidequest player door".into());
+        info
+    }
+
+    fn instructions(&self, principal: &Principal) -> Option<String> {
+        let language = principal
+            .ext::<PlayGrant>()
+            .map_or(Language::En, |g| g.language);
+        Some(format!(
+            "{}{}",
+            i18n::agent_contract(language),
+            i18n::tool_guide(language)
+        ))
+    }
+
+    fn invalid_arguments(&self, _tool: &str, violations: &[Violation]) -> CallToolResult {
+        let lines: Vec<String> = violations
+            .iter()
+            .map(|v| format!("{}: {}", v.pointer, v.message))
+            .collect();
+        domain_error_result(&format!("422: Invalid arguments: {}", lines.join("\n")))
+    }
+}
+
+fn domain_error_result(text: &str) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text.to_owned())])
+}
+
+fn render(outcome: Result<Value, ServiceError>) -> Result<CallToolResult, ToolFailure> {
+    match outcome {
+        Ok(v) => Ok(tool_json(v)),
+        Err(ServiceError::Domain(d)) => Ok(domain_error_result(&d.to_string())),
+        Err(ServiceError::Unavailable(m)) => Err(ToolFailure::Unavailable(m)),
+        Err(e) => Err(ToolFailure::Internal(e.to_string())),
+    }
+}
+
+fn grant(ctx: &CallContext) -> Result<Uuid, ToolFailure> {
+    ctx.principal
+        .ext::<PlayGrant>()
+        .map(|g| g.assignment_id)
+        .ok_or_else(|| ToolFailure::Internal("player door principal without a play grant".into()))
+}
+
+fn parse<T: serde::de::DeserializeOwned>(args: Map<String, Value>) -> Result<T, ServiceError> {
+    serde_json::from_value(Value::Object(args)).map_err(|e| {
+        ServiceError::Domain(crate::domain::play::DomainError::Invalid(vec![format!(
+            "/: {e}"
+        )]))
+    })
+}
+
+const UUID_PATTERN: &str =
+    "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
+
+fn annotations(read_only: bool, idempotent: bool) -> ToolAnnotations {
+    let mut a = ToolAnnotations::new()
+        .read_only(read_only)
+        .destructive(false);
+    a.idempotent_hint = Some(idempotent);
+    a.open_world_hint = Some(false);
+    a
+}
+
+/// The five player tools.
+pub fn catalog(service: Arc<PlayService>) -> Result<Catalog, CatalogError> {
+    let s = Arc::clone(&service);
+    let context = ToolDecl::new(
+        "get_play_context",
+        "Get play context",
+        "Read the assignment, facilitator contract (agent_contract), public materials of the published nodes, memory, \
+current version, the last five journal events, up to twenty recent consequences with their GM status and note, and a recap. \
+A read snapshot: another operation can make its version stale.",
+        json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        move |ctx, _args| {
+            let s = Arc::clone(&s);
+            async move { render(s.context(grant(&ctx)?).await) }
+        },
+    )
+    .with_annotations(annotations(true, true));
+
+    let s = Arc::clone(&service);
+    let journal = ToolDecl::new(
+        "read_play_journal",
+        "Read play journal",
+        "Read the player journal ordered by committed version. Turns and the finish summary appear; GM-private notes and review \
+events are omitted, so versions can have gaps.",
+        json!({
+            "type": "object",
+            "properties": {
+                "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "Entries to skip."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": limits::JOURNAL_PAGE_MAX, "default": limits::JOURNAL_PAGE_DEFAULT, "description": "Entries to return (1–20)."}
+            },
+            "additionalProperties": false
+        }),
+        move |ctx, args| {
+            let s = Arc::clone(&s);
+            async move {
+                let offset = args.get("offset").and_then(Value::as_i64).unwrap_or(0);
+                let limit = args.get("limit").and_then(Value::as_i64).unwrap_or(limits::JOURNAL_PAGE_DEFAULT);
+                render(s.journal(grant(&ctx)?, offset, limit).await)
+            }
+        },
+    )
+    .with_annotations(annotations(true, true));
+
+    let s = Arc::clone(&service);
+    let search = ToolDecl::new(
+        "search_play_memory",
+        "Search play memory",
+        "Case-insensitive search of the memory and the player journal. Returns the current version, a memory excerpt and up to \
+ten matching journal excerpts, newest first.",
+        json!({
+            "type": "object",
+            "properties": {"query": {"type": "string", "minLength": 1, "maxLength": limits::QUERY_CHARS, "description": "Text to find (1–200 characters)."}},
+            "required": ["query"],
+            "additionalProperties": false
+        }),
+        move |ctx, args| {
+            let s = Arc::clone(&s);
+            async move {
+                let query = args.get("query").and_then(Value::as_str).unwrap_or_default().to_owned();
+                render(s.search(grant(&ctx)?, &query).await)
+            }
+        },
+    )
+    .with_annotations(annotations(true, true));
+
+    let s = Arc::clone(&service);
+    let commit = ToolDecl::new(
+        "commit_play_turn",
+        "Commit play turn",
+        "Commit one turn atomically: the player's action, the narration, the full new memory (replaces the old one), the current \
+published scene and up to ten proposed consequences (pending until the GM reviews them). Use a new operation_id per logical \
+operation; an identical retry returns the original receipt with replayed: true.",
+        json!({
+            "type": "object",
+            "properties": {
+                "operation_id": {"type": "string", "pattern": UUID_PATTERN, "description": "A new UUID per logical operation."},
+                "expected_version": {"type": "integer", "minimum": 1, "description": "The version this turn builds on."},
+                "player_action": {"type": "string", "minLength": 1, "maxLength": limits::ACTION_CHARS},
+                "narration": {"type": "string", "minLength": 1, "maxLength": limits::NARRATION_CHARS},
+                "memory_markdown": {"type": "string", "maxLength": limits::MEMORY_CHARS, "description": "Replaces the current memory."},
+                "current_scene": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Id of a published scene of this assignment."},
+                "consequences": {
+                    "type": "array",
+                    "maxItems": limits::CONSEQUENCES,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "category": {"type": "string", "enum": ["resource", "relationship", "discovery", "narrative"]},
+                            "description": {"type": "string", "minLength": 1, "maxLength": limits::DESCRIPTION_CHARS}
+                        },
+                        "required": ["category", "description"],
+                        "additionalProperties": false
+                    }
+                }
+            },
+            "required": ["operation_id", "expected_version", "player_action", "narration", "memory_markdown", "current_scene"],
+            "additionalProperties": false
+        }),
+        move |ctx, args| {
+            let s = Arc::clone(&s);
+            async move {
+                let id = grant(&ctx)?;
+                match parse::<TurnArgs>(args) {
+                    Ok(a) => render(s.commit_turn(id, a).await),
+                    Err(e) => render(Err(e)),
+                }
+            }
+        },
+    )
+    .with_annotations(annotations(false, true));
+
+    let s = Arc::clone(&service);
+    let finish = ToolDecl::new(
+        "finish_play_session",
+        "Finish play session",
+        "Complete the session with a summary for the GM. Completion does not approve consequences; afterwards new turns fail and \
+there is no reopen. An identical retry returns the original receipt with replayed: true.",
+        json!({
+            "type": "object",
+            "properties": {
+                "operation_id": {"type": "string", "pattern": UUID_PATTERN},
+                "expected_version": {"type": "integer", "minimum": 1},
+                "summary": {"type": "string", "minLength": 1, "maxLength": limits::SUMMARY_CHARS}
+            },
+            "required": ["operation_id", "expected_version", "summary"],
+            "additionalProperties": false
+        }),
+        move |ctx, args| {
+            let s = Arc::clone(&s);
+            async move {
+                let id = grant(&ctx)?;
+                match parse::<FinishArgs>(args) {
+                    Ok(a) => render(s.finish(id, a).await),
+                    Err(e) => render(Err(e)),
+                }
+            }
+        },
+    )
+    .with_annotations(annotations(false, true));
+
+    Catalog::new(vec![context, journal, search, commit, finish])
+}

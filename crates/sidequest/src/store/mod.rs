@@ -1,0 +1,256 @@
+//! The storage boundary: one `Store` trait, a SQLite backend (the embedded default) and a
+//! PostgreSQL backend. Database errors are translated here and nowhere else.
+
+pub mod postgres;
+mod sql;
+mod sql_store;
+pub mod sqlite;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use uuid::Uuid;
+
+use crate::domain::play::DomainError;
+use crate::domain::{
+    Assignment, Consequence, ConsequenceStatus, JournalEvent, Millis, Node, PlayStatus,
+    PlayTokenGrant, Receipt, Scenario, User,
+};
+
+/// A storage failure, already classified for the wire.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The row asked for does not exist.
+    #[error("not found")]
+    NotFound,
+    /// A unique constraint refused the write (duplicate username, assignment id, ...).
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The database cannot be reached or timed out; the caller answers 503.
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    /// Anything else; logged, never shown to a client.
+    #[error("database error: {0}")]
+    Internal(String),
+}
+
+/// A failure of [`Store::apply`]: either the domain refused the operation or the store failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    #[error(transparent)]
+    Domain(#[from] DomainError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A user to create.
+#[derive(Debug, Clone)]
+pub struct NewUser {
+    pub id: Uuid,
+    pub username: String,
+    pub display_name: String,
+    /// An argon2id PHC string, when the user can sign in with a password.
+    pub password_hash: Option<String>,
+    pub is_gm: bool,
+    pub created_at: Millis,
+}
+
+/// A scenario to create, with the nodes of its first published source version (1).
+#[derive(Debug, Clone)]
+pub struct NewScenario {
+    pub id: Uuid,
+    pub owner_id: Uuid,
+    pub title: String,
+    pub nodes: Vec<Node>,
+    pub created_at: Millis,
+}
+
+/// What [`Store::apply`] shows the domain inside the locked transaction.
+#[derive(Debug)]
+pub struct OperationState<'a> {
+    /// The assignment row, locked for the rest of the transaction.
+    pub assignment: &'a Assignment,
+    /// The receipt already stored for this operation id on this assignment, if any.
+    pub receipt: Option<&'a Receipt>,
+    /// The consequences named by the operation that belong to this assignment (reviews).
+    pub consequences: &'a [Consequence],
+}
+
+/// A GM decision to write on one consequence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decided {
+    pub id: Uuid,
+    pub status: ConsequenceStatus,
+    pub note: Option<String>,
+    pub decided_at: Millis,
+}
+
+/// Everything one operation writes, in one transaction.
+#[derive(Debug, Clone)]
+pub struct WritePlan {
+    pub version: i64,
+    pub status: PlayStatus,
+    pub memory: String,
+    pub current_scene: Option<String>,
+    pub summary: Option<String>,
+    pub updated_at: Millis,
+    pub events: Vec<JournalEvent>,
+    pub consequences: Vec<Consequence>,
+    pub decisions: Vec<Decided>,
+    pub receipt: Receipt,
+}
+
+/// The domain's verdict on an operation, taken while the assignment row is locked.
+#[derive(Debug)]
+pub enum Decision {
+    /// An identical operation was already committed: answer with its receipt, write nothing.
+    Replay(Receipt),
+    /// Write this plan (and the receipt inside it) atomically.
+    Write(Box<WritePlan>),
+}
+
+/// The rule the store runs inside the transaction; pure, no I/O.
+pub type Decide =
+    Box<dyn for<'a> FnOnce(OperationState<'a>) -> Result<Decision, DomainError> + Send>;
+
+/// What [`Store::apply`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Applied {
+    Committed(Receipt),
+    Replayed(Receipt),
+}
+
+/// Everything Sidequest persists. Both backends pass the same suite (`tests/it/store.rs`).
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Applies the backend's migrations (idempotent).
+    async fn migrate(&self) -> Result<(), StoreError>;
+    /// A cheap round trip, for readiness.
+    async fn ping(&self) -> Result<(), StoreError>;
+
+    /// Creates a user; a taken username is `Conflict`.
+    async fn create_user(&self, user: &NewUser) -> Result<User, StoreError>;
+    async fn user_by_username(&self, username: &str) -> Result<Option<User>, StoreError>;
+    async fn user_by_id(&self, id: Uuid) -> Result<Option<User>, StoreError>;
+    /// Sets the active flag; an unknown user is `NotFound`.
+    async fn set_user_active(&self, id: Uuid, active: bool) -> Result<(), StoreError>;
+
+    /// Creates a scenario with its nodes frozen as source version 1.
+    async fn create_scenario(&self, scenario: &NewScenario) -> Result<Scenario, StoreError>;
+    async fn scenario(&self, id: Uuid) -> Result<Option<Scenario>, StoreError>;
+    /// The owner's scenario with this exact title, if any (oldest first).
+    async fn scenario_by_title(
+        &self,
+        owner_id: Uuid,
+        title: &str,
+    ) -> Result<Option<Scenario>, StoreError>;
+    /// The nodes of one source version, ordered by id.
+    async fn nodes(&self, scenario_id: Uuid, version: i64) -> Result<Vec<Node>, StoreError>;
+
+    /// Inserts a new assignment; an existing id is `Conflict`.
+    async fn create_assignment(&self, assignment: &Assignment) -> Result<(), StoreError>;
+    async fn assignment(&self, id: Uuid) -> Result<Option<Assignment>, StoreError>;
+
+    /// Stores a new play token digest for the assignment and revokes every earlier token of it,
+    /// in one transaction.
+    async fn issue_play_token(
+        &self,
+        assignment_id: Uuid,
+        digest: &str,
+        now: Millis,
+        expires_at: Millis,
+    ) -> Result<(), StoreError>;
+    /// Revokes the assignment's live tokens; returns how many were live.
+    async fn revoke_play_tokens(&self, assignment_id: Uuid, now: Millis)
+    -> Result<u64, StoreError>;
+    /// Looks a token up by its SHA-256 digest (hex), with the activity of its player and GM.
+    async fn play_token(&self, digest: &str) -> Result<Option<PlayTokenGrant>, StoreError>;
+
+    /// One page of the journal ordered by version ascending, and the total it pages over.
+    /// `player_view` keeps only the kinds the player sees.
+    async fn journal_page(
+        &self,
+        assignment_id: Uuid,
+        player_view: bool,
+        offset: i64,
+        limit: i64,
+    ) -> Result<(i64, Vec<JournalEvent>), StoreError>;
+    /// The newest `n` events (ascending by version).
+    async fn recent_journal(
+        &self,
+        assignment_id: Uuid,
+        player_view: bool,
+        n: i64,
+    ) -> Result<Vec<JournalEvent>, StoreError>;
+    /// Every event (ascending by version).
+    async fn journal(
+        &self,
+        assignment_id: Uuid,
+        player_view: bool,
+    ) -> Result<Vec<JournalEvent>, StoreError>;
+    /// The newest `n` consequences, newest first (by version, then creation order).
+    async fn recent_consequences(
+        &self,
+        assignment_id: Uuid,
+        n: i64,
+    ) -> Result<Vec<Consequence>, StoreError>;
+    /// Counts the assignment's consequences that are still pending.
+    async fn pending_count(&self, assignment_id: Uuid) -> Result<i64, StoreError>;
+    async fn receipt(
+        &self,
+        assignment_id: Uuid,
+        operation_id: Uuid,
+    ) -> Result<Option<Receipt>, StoreError>;
+
+    /// The one write path of play: locks the assignment row, loads its receipt for
+    /// `operation_id` and the named consequences, runs `decide`, and writes its plan
+    /// atomically. An unknown assignment is `Domain(NotFound)`.
+    async fn apply(
+        &self,
+        assignment_id: Uuid,
+        operation_id: Uuid,
+        consequence_ids: &[Uuid],
+        decide: Decide,
+    ) -> Result<Applied, ApplyError>;
+}
+
+/// The store every part of the server shares.
+pub type SharedStore = Arc<dyn Store>;
+
+/// Connects to `url` (`sqlite://path` or `sqlite::memory:`, `postgres://…`), without migrating.
+pub async fn connect(url: &str, options: &DbOptions) -> Result<SharedStore, StoreError> {
+    if url.starts_with("sqlite:") {
+        Ok(Arc::new(sqlite::SqliteStore::connect(url, options).await?))
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Arc::new(postgres::PgStore::connect(url, options).await?))
+    } else {
+        Err(StoreError::Internal(format!(
+            "unsupported database URL scheme (expected sqlite: or postgres://): {}",
+            url.split(':').next().unwrap_or_default()
+        )))
+    }
+}
+
+/// Pool and timeout settings shared by both backends.
+#[derive(Debug, Clone)]
+pub struct DbOptions {
+    pub max_connections: u32,
+    /// How long to wait for a pooled connection before answering 503.
+    pub acquire_timeout: std::time::Duration,
+    /// PostgreSQL `statement_timeout`; SQLite busy timeout.
+    pub statement_timeout: std::time::Duration,
+    /// PostgreSQL `lock_timeout`.
+    pub lock_timeout: std::time::Duration,
+}
+
+impl Default for DbOptions {
+    fn default() -> Self {
+        Self {
+            max_connections: 16,
+            acquire_timeout: std::time::Duration::from_secs(5),
+            statement_timeout: std::time::Duration::from_secs(10),
+            lock_timeout: std::time::Duration::from_secs(5),
+        }
+    }
+}

@@ -1,0 +1,370 @@
+//! What the two SQL backends share: the translation of sqlx errors into [`StoreError`] (the
+//! one place it happens), row decoding into domain records, the column lists both schemas
+//! agree on, and the embedded-migration source. Statements and transactions stay in the
+//! backends.
+
+use std::borrow::Cow;
+
+use sqlx::error::DatabaseError;
+use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
+use sqlx::{ColumnIndex, Decode, Row, Type};
+use uuid::Uuid;
+
+use super::StoreError;
+use crate::domain::{
+    Assignment, Category, Consequence, ConsequenceStatus, EventKind, JournalEvent, Language, Mode,
+    Node, OperationKind, PlayStatus, PlayTokenGrant, Receipt, Scenario, User,
+};
+
+impl From<sqlx::Error> for StoreError {
+    fn from(err: sqlx::Error) -> Self {
+        match err {
+            sqlx::Error::RowNotFound => StoreError::NotFound,
+            sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::WorkerCrashed => StoreError::Unavailable(err.to_string()),
+            sqlx::Error::Database(db) if db.is_unique_violation() => {
+                StoreError::Conflict(db.message().to_owned())
+            }
+            sqlx::Error::Database(db) if is_transient(&*db) => {
+                StoreError::Unavailable(db.message().to_owned())
+            }
+            sqlx::Error::Migrate(m) => match *m {
+                sqlx::migrate::MigrateError::Execute(inner) => inner.into(),
+                other => StoreError::Internal(format!("migration failed: {other}")),
+            },
+            other => StoreError::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<sqlx::migrate::MigrateError> for StoreError {
+    fn from(err: sqlx::migrate::MigrateError) -> Self {
+        sqlx::Error::Migrate(Box::new(err)).into()
+    }
+}
+
+/// Whether a database error means "busy or gone, try again later" rather than a bug: the caller
+/// answers 503 instead of 500.
+fn is_transient(db: &dyn DatabaseError) -> bool {
+    if let Some(pg) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
+        let code = pg.code();
+        // 08 connection exception, 53 insufficient resources, 40001 serialization failure,
+        // 40P01 deadlock, 55P03 lock_timeout, 57014 statement_timeout, 57P0x shutdown.
+        return code.starts_with("08")
+            || code.starts_with("53")
+            || code.starts_with("57P")
+            || matches!(code, "40001" | "40P01" | "55P03" | "57014");
+    }
+    if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
+        // The extended result code; its low byte is the primary code: SQLITE_BUSY (5) once the
+        // busy timeout has run out, SQLITE_LOCKED (6).
+        let primary = db
+            .code()
+            .and_then(|c| c.parse::<i32>().ok())
+            .map(|c| c & 0xff);
+        return matches!(primary, Some(5 | 6));
+    }
+    false
+}
+
+type MigrationsFuture = std::pin::Pin<
+    Box<dyn Future<Output = Result<Vec<Migration>, sqlx::error::BoxDynError>> + Send>,
+>;
+
+/// Embedded migration scripts as `(version, description, sql)`, fed to sqlx's migrator
+/// (its `migrate!` macro needs the `macros` feature, which we leave off for build time).
+#[derive(Debug)]
+pub(crate) struct Embedded(pub &'static [(i64, &'static str, &'static str)]);
+
+impl MigrationSource<'static> for Embedded {
+    fn resolve(self) -> MigrationsFuture {
+        let migrations = self
+            .0
+            .iter()
+            .map(|&(version, description, sql)| {
+                Migration::new(
+                    version,
+                    Cow::Borrowed(description),
+                    MigrationType::Simple,
+                    Cow::Borrowed(sql),
+                    false,
+                )
+            })
+            .collect();
+        Box::pin(async move { Ok(migrations) })
+    }
+}
+
+impl Embedded {
+    /// The migrator over these scripts.
+    pub(crate) async fn migrator(self) -> Result<Migrator, StoreError> {
+        Ok(Migrator::new(self).await?)
+    }
+}
+
+/// Typed column access by name, for the row types of both backends; decoding failures are
+/// `Internal` (the schema and the code disagree).
+pub(crate) trait Cols {
+    fn text(&self, col: &str) -> Result<String, StoreError>;
+    fn opt_text(&self, col: &str) -> Result<Option<String>, StoreError>;
+    fn int(&self, col: &str) -> Result<i64, StoreError>;
+    fn opt_int(&self, col: &str) -> Result<Option<i64>, StoreError>;
+    fn flag(&self, col: &str) -> Result<bool, StoreError>;
+
+    fn uuid(&self, col: &str) -> Result<Uuid, StoreError> {
+        parse_uuid(&self.text(col)?)
+    }
+    fn opt_uuid(&self, col: &str) -> Result<Option<Uuid>, StoreError> {
+        self.opt_text(col)?.as_deref().map(parse_uuid).transpose()
+    }
+}
+
+impl<R> Cols for R
+where
+    R: Row,
+    for<'a> &'a str: ColumnIndex<R>,
+    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> bool: Decode<'r, R::Database> + Type<R::Database>,
+{
+    fn text(&self, col: &str) -> Result<String, StoreError> {
+        Ok(self.try_get(col)?)
+    }
+    fn opt_text(&self, col: &str) -> Result<Option<String>, StoreError> {
+        Ok(self.try_get(col)?)
+    }
+    fn int(&self, col: &str) -> Result<i64, StoreError> {
+        Ok(self.try_get(col)?)
+    }
+    fn opt_int(&self, col: &str) -> Result<Option<i64>, StoreError> {
+        Ok(self.try_get(col)?)
+    }
+    fn flag(&self, col: &str) -> Result<bool, StoreError> {
+        Ok(self.try_get(col)?)
+    }
+}
+
+fn parse_uuid(text: &str) -> Result<Uuid, StoreError> {
+    Uuid::parse_str(text).map_err(|e| StoreError::Internal(format!("stored uuid {text:?}: {e}")))
+}
+
+/// Parses a stored enum spelling with the domain's own `parse`.
+fn stored<T>(text: String, parse: fn(&str) -> Option<T>, what: &str) -> Result<T, StoreError> {
+    parse(&text).ok_or_else(|| StoreError::Internal(format!("stored {what} {text:?} is unknown")))
+}
+
+/// A JSON value as stored in a TEXT column.
+pub(crate) fn json_text<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Internal(format!("encoding JSON: {e}")))
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Internal(format!("stored {what}: {e}")))
+}
+
+/// The journal filter of a view: every event, or only the kinds the player sees
+/// ([`EventKind::player_visible`]; a unit test keeps the two in step).
+pub(crate) fn journal_filter(player_view: bool) -> &'static str {
+    if player_view {
+        "AND kind IN ('turn', 'finish')"
+    } else {
+        ""
+    }
+}
+
+// Column lists, as macros so statements stay `&'static str` built with `concat!`.
+
+macro_rules! user_columns {
+    () => {
+        "id, username, display_name, is_gm, active, created_at"
+    };
+}
+macro_rules! scenario_columns {
+    () => {
+        "id, owner_id, title, version, created_at"
+    };
+}
+macro_rules! node_columns {
+    () => {
+        "node_id, kind, title, published, public_text, gm_text"
+    };
+}
+macro_rules! assignment_columns {
+    () => {
+        "id, scenario_id, source_version, gm_id, player_id, mode, language, character, brief, \
+         instructions, boundaries, return_condition, gm_notes, published_node_ids, auto_approve, \
+         status, version, memory, current_scene, summary, created_at, updated_at"
+    };
+}
+macro_rules! event_columns {
+    () => {
+        "version, kind, operation_id, player_action, narration, summary, gm_private, scene, \
+         created_at"
+    };
+}
+macro_rules! consequence_columns {
+    () => {
+        "id, assignment_id, version, category, description, status, gm_note, created_at, \
+         decided_at"
+    };
+}
+macro_rules! receipt_columns {
+    () => {
+        "assignment_id, operation_id, kind, args_hash, result, version, created_at"
+    };
+}
+pub(crate) use {
+    assignment_columns, consequence_columns, event_columns, node_columns, receipt_columns,
+    scenario_columns, user_columns,
+};
+
+pub(crate) fn user(r: &impl Cols) -> Result<User, StoreError> {
+    Ok(User {
+        id: r.uuid("id")?,
+        username: r.text("username")?,
+        display_name: r.text("display_name")?,
+        is_gm: r.flag("is_gm")?,
+        active: r.flag("active")?,
+        created_at: r.int("created_at")?,
+    })
+}
+
+pub(crate) fn scenario(r: &impl Cols) -> Result<Scenario, StoreError> {
+    Ok(Scenario {
+        id: r.uuid("id")?,
+        owner_id: r.uuid("owner_id")?,
+        title: r.text("title")?,
+        version: r.int("version")?,
+        created_at: r.int("created_at")?,
+    })
+}
+
+pub(crate) fn node(r: &impl Cols) -> Result<Node, StoreError> {
+    Ok(Node {
+        id: r.text("node_id")?,
+        kind: r.text("kind")?,
+        title: r.text("title")?,
+        published: r.flag("published")?,
+        public_text: r.text("public_text")?,
+        gm_text: r.text("gm_text")?,
+    })
+}
+
+pub(crate) fn assignment(r: &impl Cols) -> Result<Assignment, StoreError> {
+    Ok(Assignment {
+        id: r.uuid("id")?,
+        scenario_id: r.uuid("scenario_id")?,
+        source_version: r.int("source_version")?,
+        gm_id: r.uuid("gm_id")?,
+        player_id: r.uuid("player_id")?,
+        mode: stored(r.text("mode")?, Mode::parse, "mode")?,
+        language: stored(r.text("language")?, Language::parse, "language")?,
+        character: r.text("character")?,
+        brief: r.text("brief")?,
+        instructions: r.text("instructions")?,
+        boundaries: r.text("boundaries")?,
+        return_condition: r.text("return_condition")?,
+        gm_notes: r.text("gm_notes")?,
+        published_node_ids: from_json(&r.text("published_node_ids")?, "published_node_ids")?,
+        auto_approve: r.flag("auto_approve")?,
+        status: stored(r.text("status")?, PlayStatus::parse, "play status")?,
+        version: r.int("version")?,
+        memory: r.text("memory")?,
+        current_scene: r.opt_text("current_scene")?,
+        summary: r.opt_text("summary")?,
+        created_at: r.int("created_at")?,
+        updated_at: r.int("updated_at")?,
+    })
+}
+
+pub(crate) fn event(r: &impl Cols) -> Result<JournalEvent, StoreError> {
+    Ok(JournalEvent {
+        version: r.int("version")?,
+        kind: stored(r.text("kind")?, EventKind::parse, "event kind")?,
+        operation_id: r.opt_uuid("operation_id")?,
+        player_action: r.opt_text("player_action")?,
+        narration: r.opt_text("narration")?,
+        summary: r.opt_text("summary")?,
+        gm_private: r.opt_text("gm_private")?,
+        scene: r.opt_text("scene")?,
+        created_at: r.int("created_at")?,
+    })
+}
+
+pub(crate) fn consequence(r: &impl Cols) -> Result<Consequence, StoreError> {
+    Ok(Consequence {
+        id: r.uuid("id")?,
+        assignment_id: r.uuid("assignment_id")?,
+        version: r.int("version")?,
+        category: stored(r.text("category")?, Category::parse, "category")?,
+        description: r.text("description")?,
+        status: stored(
+            r.text("status")?,
+            ConsequenceStatus::parse,
+            "consequence status",
+        )?,
+        gm_note: r.opt_text("gm_note")?,
+        created_at: r.int("created_at")?,
+        decided_at: r.opt_int("decided_at")?,
+    })
+}
+
+pub(crate) fn receipt(r: &impl Cols) -> Result<Receipt, StoreError> {
+    Ok(Receipt {
+        assignment_id: r.uuid("assignment_id")?,
+        operation_id: r.uuid("operation_id")?,
+        kind: stored(r.text("kind")?, OperationKind::parse, "operation kind")?,
+        args_hash: r.text("args_hash")?,
+        result: from_json(&r.text("result")?, "receipt result")?,
+        version: r.int("version")?,
+        created_at: r.int("created_at")?,
+    })
+}
+
+/// The columns of [`PLAY_TOKEN`].
+pub(crate) fn grant(r: &impl Cols) -> Result<PlayTokenGrant, StoreError> {
+    Ok(PlayTokenGrant {
+        assignment_id: r.uuid("assignment_id")?,
+        player_id: r.uuid("player_id")?,
+        gm_id: r.uuid("gm_id")?,
+        expires_at: r.int("expires_at")?,
+        revoked: r.flag("revoked")?,
+        player_active: r.flag("player_active")?,
+        gm_active: r.flag("gm_active")?,
+        language: stored(r.text("language")?, Language::parse, "language")?,
+    })
+}
+
+/// A token joined to its assignment and both users; the same text on both backends.
+pub(crate) const PLAY_TOKEN: &str = "SELECT t.assignment_id, a.player_id, a.gm_id, t.expires_at, \
+     (t.revoked_at IS NOT NULL) AS revoked, p.active AS player_active, \
+     g.active AS gm_active, a.language \
+     FROM play_tokens t \
+     JOIN assignments a ON a.id = t.assignment_id \
+     JOIN users p ON p.id = a.player_id \
+     JOIN users g ON g.id = a.gm_id \
+     WHERE t.digest = $1";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn player_journal_filter_lists_exactly_the_player_visible_kinds() {
+        let all = [
+            EventKind::Turn,
+            EventKind::Finish,
+            EventKind::Review,
+            EventKind::GmNote,
+        ];
+        let filter = journal_filter(true);
+        for kind in all {
+            let listed = filter.contains(&format!("'{}'", kind.as_str()));
+            assert_eq!(listed, kind.player_visible(), "{kind:?}");
+        }
+        assert_eq!(journal_filter(false), "");
+    }
+}

@@ -1,0 +1,12 @@
+//! Sidequest's one integration-test binary (one binary keeps link time down); each module
+//! owns one area.
+
+// Test code: a failed expectation is a panic, in helpers as much as in `#[test]` functions.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod cluster;
+mod crash;
+mod player;
+mod python_sdk;
+mod store;
+mod support;

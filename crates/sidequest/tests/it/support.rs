@@ -1,0 +1,177 @@
+//! Shared fixtures: servers on 127.0.0.1:0 over either backend, a fake clock, the demo world.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use mcp_door::{FakeClock, Limits};
+use sidequest::app::{self, AppState, ServeConfig};
+use sidequest::demo::{self, DemoCreated};
+use sidequest::service::{PlayService, Random};
+use sidequest::store::{self, SharedStore};
+use testkit::mcp::Client;
+
+/// Deterministic randomness for tests: a counter run through SHA-256 (unique, not secret).
+pub struct CountingRandom(AtomicU64);
+
+impl CountingRandom {
+    pub fn new(seed: u64) -> Self {
+        Self(AtomicU64::new(seed))
+    }
+}
+
+impl Random for CountingRandom {
+    fn fill(&self, buf: &mut [u8]) {
+        use sha2::{Digest, Sha256};
+        for chunk in buf.chunks_mut(32) {
+            let n = self.0.fetch_add(1, Ordering::SeqCst);
+            let d = Sha256::digest(n.to_le_bytes());
+            chunk.copy_from_slice(&d[..chunk.len()]);
+        }
+    }
+}
+
+/// A database for one test: a fresh SQLite file or a fresh PostgreSQL database.
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A fresh database of this backend (and the directory guard that keeps a SQLite file alive),
+/// or `None` when PostgreSQL is not configured.
+pub async fn fresh_url(backend: &Backend) -> Option<(Option<testkit::db::TempDir>, String)> {
+    match backend {
+        Backend::Sqlite => {
+            let (dir, url) = testkit::db::fresh_sqlite_url();
+            Some((Some(dir), url))
+        }
+        Backend::Postgres => testkit::db::fresh_postgres().await.map(|url| (None, url)),
+    }
+}
+
+/// A running server and what a test needs to drive it.
+pub struct Server {
+    pub addr: SocketAddr,
+    pub clock: FakeClock,
+    pub service: Arc<PlayService>,
+    pub store: SharedStore,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Server {
+    pub fn url(&self) -> String {
+        format!("http://{}/play/mcp", self.addr)
+    }
+
+    pub fn client(&self, token: &str) -> Client {
+        Client::new(self.url(), Some(token.to_owned()))
+    }
+
+    pub fn anonymous(&self) -> Client {
+        Client::new(self.url(), None)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// Limits high enough that a test is never throttled unless it means to be.
+pub fn generous() -> Limits {
+    Limits {
+        rate_per_window: 100_000,
+        credential_concurrency: 64,
+        global_concurrency: 256,
+        ..Limits::default()
+    }
+}
+
+/// Starts a server over `url` (migrated) with `config` tweaks.
+pub async fn spawn_with(url: &str, mut config: ServeConfig, seed: u64) -> Server {
+    config.database_url = url.to_owned();
+    let store = store::connect(url, &config.db).await.expect("connect");
+    store.migrate().await.expect("migrate");
+    let clock = FakeClock::new(1_767_225_600_000); // 2026-01-01T00:00:00Z
+    let state = AppState::new(
+        Arc::clone(&store),
+        &config,
+        Arc::new(clock.clone()),
+        Arc::new(CountingRandom::new(seed)),
+    )
+    .await
+    .expect("state");
+    let service = Arc::clone(&state.service);
+    let router = app::app(state).expect("router");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move {
+            let _ = rx.await;
+        })
+        .await;
+    });
+    Server {
+        addr,
+        clock,
+        service,
+        store,
+        shutdown: Some(tx),
+    }
+}
+
+/// Starts a server over `url` with generous limits.
+pub async fn spawn(url: &str) -> Server {
+    spawn_with(
+        url,
+        ServeConfig {
+            limits: generous(),
+            ..ServeConfig::default()
+        },
+        1,
+    )
+    .await
+}
+
+/// The demo world with `n` assignments (tokens included).
+pub async fn world(server: &Server, n: u32) -> DemoCreated {
+    demo::run(&server.service, n).await.expect("demo")
+}
+
+/// Generates `#[tokio::test]`s running `$body(url)` on SQLite and on PostgreSQL.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($name:ident),+ $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let (_dir, url) = $crate::support::fresh_url(&$crate::support::Backend::Sqlite).await.expect("sqlite");
+                    super::$name(&url).await;
+                }
+            )+
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let Some((_dir, url)) = $crate::support::fresh_url(&$crate::support::Backend::Postgres).await else {
+                        eprintln!("skipped: TEST_DATABASE_URL not set");
+                        return;
+                    };
+                    super::$name(&url).await;
+                }
+            )+
+        }
+    };
+}

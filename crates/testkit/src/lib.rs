@@ -1,0 +1,9 @@
+//! Dev-only helpers shared by the workspace's integration tests: fresh databases and the
+//! environment rules for optional services. Servers, MCP clients and fakes live in their own
+//! modules as they arrive.
+
+// A test kit fails loudly: a helper that cannot set up its fixture panics with the reason.
+#![allow(clippy::panic, clippy::expect_used)]
+
+pub mod db;
+pub mod mcp;
