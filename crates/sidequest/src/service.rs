@@ -11,7 +11,7 @@ use uuid::Uuid;
 use crate::domain::play::{self, DomainError, FinishArgs, TurnArgs, limits};
 use crate::domain::{Assignment, JournalEvent, Node, PlayStatus, token};
 use crate::i18n;
-use crate::store::{Applied, ApplyError, SharedStore, StoreError};
+use crate::store::{Applied, ApplyError, Load, SharedStore, StoreError};
 
 /// Randomness, injected so tests can make tokens and ids predictable.
 pub trait Random: Send + Sync + 'static {
@@ -310,7 +310,7 @@ impl PlayService {
             .apply(
                 assignment_id,
                 operation_id,
-                &[],
+                Load::NOTHING,
                 Box::new(move |state| play::decide_turn(state, &args, &hash, scene_ok, &ids, now)),
             )
             .await?;
@@ -324,7 +324,6 @@ impl PlayService {
         args: FinishArgs,
     ) -> Result<Value, ServiceError> {
         args.validate()?;
-        let pending = self.store.pending_count(assignment_id).await?;
         let hash = args.normalized_hash();
         let now = self.clock.now_millis();
         let operation_id = args.operation_id;
@@ -333,8 +332,8 @@ impl PlayService {
             .apply(
                 assignment_id,
                 operation_id,
-                &[],
-                Box::new(move |state| play::decide_finish(state, &args, &hash, pending, now)),
+                Load::PENDING,
+                Box::new(move |state| play::decide_finish(state, &args, &hash, now)),
             )
             .await?;
         Ok(receipt_result(applied))

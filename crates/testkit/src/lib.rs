@@ -7,3 +7,4 @@
 
 pub mod db;
 pub mod mcp;
+pub mod proxy;

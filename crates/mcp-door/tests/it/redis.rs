@@ -1,14 +1,12 @@
 //! The Redis admission backend: two instances sharing one prefix share every number. Runs when
 //! `TEST_REDIS_URL` is set; skipped with a note otherwise, unless `REQUIRE_SERVICES=1`.
 
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use http::StatusCode;
 use serde_json::json;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::JoinHandle;
+use testkit::proxy::{Proxy, target_of};
 
 use crate::support::Toy;
 use mcp_door::{Admission, AdmissionError, Limits, RedisAdmission};
@@ -185,77 +183,15 @@ async fn two_doors_on_one_redis_share_the_rate() {
     );
 }
 
-/// A TCP proxy in front of Redis that the test can cut, to take Redis away mid-run.
-struct Proxy {
-    addr: SocketAddr,
-    tasks: Arc<Mutex<Vec<JoinHandle<()>>>>,
-}
-
-impl Proxy {
-    async fn start(target: SocketAddr) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let tasks = Arc::new(Mutex::new(Vec::new()));
-        let registry = Arc::clone(&tasks);
-        let accept = tokio::spawn(async move {
-            while let Ok((mut client, _)) = listener.accept().await {
-                let conn = tokio::spawn(async move {
-                    if let Ok(mut server) = TcpStream::connect(target).await {
-                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
-                    }
-                });
-                registry.lock().unwrap().push(conn);
-            }
-        });
-        tasks.lock().unwrap().push(accept);
-        Self { addr, tasks }
-    }
-
-    /// Closes the listener and every proxied connection.
-    async fn cut(&self) {
-        let tasks: Vec<_> = self.tasks.lock().unwrap().drain(..).collect();
-        for task in tasks {
-            task.abort();
-            let _ = task.await;
-        }
-    }
-}
-
-/// `redis://[user:pass@]host:port[/db]` → the address and a rewrite of the URL onto `addr`.
-async fn target_of(url: &str, via: Option<SocketAddr>) -> (SocketAddr, String) {
-    let (scheme, rest) = url.split_once("://").unwrap();
-    let (auth, hostpart) = match rest.rsplit_once('@') {
-        Some((auth, host)) => (format!("{auth}@"), host),
-        None => (String::new(), rest),
-    };
-    let (hostport, path) = match hostpart.split_once('/') {
-        Some((h, p)) => (h, format!("/{p}")),
-        None => (hostpart, String::new()),
-    };
-    let hostport = if hostport.contains(':') {
-        hostport.to_owned()
-    } else {
-        format!("{hostport}:6379")
-    };
-    let addr = tokio::net::lookup_host(hostport)
-        .await
-        .unwrap()
-        .next()
-        .unwrap();
-    let rewritten = via
-        .map(|v| format!("{scheme}://{auth}{v}{path}"))
-        .unwrap_or_else(|| url.to_owned());
-    (addr, rewritten)
-}
 
 #[tokio::test]
 async fn redis_going_away_makes_the_door_answer_503() {
     let Some(url) = redis_url("redis_going_away_makes_the_door_answer_503") else {
         return;
     };
-    let (target, _) = target_of(&url, None).await;
+    let (target, _) = target_of(&url, 6379, None).await;
     let proxy = Proxy::start(target).await;
-    let (_, via) = target_of(&url, Some(proxy.addr)).await;
+    let (_, via) = target_of(&url, 6379, Some(proxy.addr)).await;
     let admission = RedisAdmission::connect(&via, &prefix(), limits(100, 10, 10))
         .await
         .unwrap();

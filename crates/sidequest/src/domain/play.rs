@@ -332,14 +332,14 @@ pub fn decide_turn(
     })))
 }
 
-/// Decides a finish. `pending` counts the assignment's pending consequences before it.
+/// Decides a finish; the store loads the pending count (`Load::PENDING`) under the lock.
 pub fn decide_finish(
     state: OperationState<'_>,
     args: &FinishArgs,
     args_hash: &str,
-    pending: i64,
     now: Millis,
 ) -> Result<Decision, DomainError> {
+    let pending = state.pending.unwrap_or(0);
     if let Some(r) = check_operation(
         &state,
         OperationKind::Finish,

@@ -75,6 +75,40 @@ pub struct OperationState<'a> {
     pub receipt: Option<&'a Receipt>,
     /// The consequences named by the operation that belong to this assignment (reviews).
     pub consequences: &'a [Consequence],
+    /// How many of the assignment's consequences are pending, when [`Load::pending`] asked.
+    pub pending: Option<i64>,
+}
+
+/// What [`Store::apply`] loads besides the assignment and the receipt.
+#[derive(Debug, Clone, Copy)]
+pub struct Load<'a> {
+    /// Consequences the operation names (only those of this assignment are loaded).
+    pub consequences: &'a [Uuid],
+    /// Count the assignment's pending consequences inside the transaction.
+    pub pending: bool,
+}
+
+impl Load<'static> {
+    /// Nothing beyond the assignment and the receipt.
+    pub const NOTHING: Load<'static> = Load {
+        consequences: &[],
+        pending: false,
+    };
+    /// The pending count as well (a finish reports it).
+    pub const PENDING: Load<'static> = Load {
+        consequences: &[],
+        pending: true,
+    };
+}
+
+impl<'a> Load<'a> {
+    /// These consequences as well (a review decides them).
+    pub fn consequences(ids: &'a [Uuid]) -> Self {
+        Load {
+            consequences: ids,
+            pending: false,
+        }
+    }
 }
 
 /// A GM decision to write on one consequence.
@@ -204,13 +238,13 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<Option<Receipt>, StoreError>;
 
     /// The one write path of play: locks the assignment row, loads its receipt for
-    /// `operation_id` and the named consequences, runs `decide`, and writes its plan
+    /// `operation_id` and what `load` names, runs `decide`, and writes its plan
     /// atomically. An unknown assignment is `Domain(NotFound)`.
     async fn apply(
         &self,
         assignment_id: Uuid,
         operation_id: Uuid,
-        consequence_ids: &[Uuid],
+        load: Load<'_>,
         decide: Decide,
     ) -> Result<Applied, ApplyError>;
 }

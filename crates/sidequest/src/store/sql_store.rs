@@ -69,7 +69,7 @@ macro_rules! sql_store {
                 conn: &mut $conn,
                 assignment_id: Uuid,
                 operation_id: Uuid,
-                consequence_ids: &[Uuid],
+                load: crate::store::Load<'_>,
                 decide: Decide,
             ) -> Result<Outcome, ApplyError> {
                 let id = assignment_id.to_string();
@@ -103,8 +103,8 @@ macro_rules! sql_store {
                 .map(sql::receipt)
                 .transpose()?;
 
-                let mut consequences: Vec<Consequence> = Vec::with_capacity(consequence_ids.len());
-                for cid in consequence_ids {
+                let mut consequences: Vec<Consequence> = Vec::with_capacity(load.consequences.len());
+                for cid in load.consequences {
                     if consequences.iter().any(|c| c.id == *cid) {
                         continue;
                     }
@@ -123,10 +123,26 @@ macro_rules! sql_store {
                     }
                 }
 
+                let pending = if load.pending {
+                    Some(
+                        sqlx::query_scalar::<_, i64>(
+                            "SELECT COUNT(*) FROM consequences \
+                             WHERE assignment_id = $1 AND status = 'pending'",
+                        )
+                        .bind(&id)
+                        .fetch_one(&mut *conn)
+                        .await
+                        .map_err(StoreError::from)?,
+                    )
+                } else {
+                    None
+                };
+
                 let decision = decide(OperationState {
                     assignment: &assignment,
                     receipt: receipt.as_ref(),
                     consequences: &consequences,
+                    pending,
                 })?;
                 match decision {
                     Decision::Replay(receipt) => Ok(Outcome::Replay(receipt)),
@@ -608,7 +624,7 @@ macro_rules! sql_store {
                     &self,
                     assignment_id: Uuid,
                     operation_id: Uuid,
-                    consequence_ids: &[Uuid],
+                    load: crate::store::Load<'_>,
                     decide: Decide,
                 ) -> Result<Applied, ApplyError> {
                     let mut tx = self.begin_write().await?;
@@ -616,7 +632,7 @@ macro_rules! sql_store {
                         &mut tx,
                         assignment_id,
                         operation_id,
-                        consequence_ids,
+                        load,
                         decide,
                     )
                     .await;

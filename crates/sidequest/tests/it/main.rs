@@ -6,6 +6,7 @@
 
 mod cluster;
 mod crash;
+mod outage;
 mod player;
 mod python_sdk;
 mod store;

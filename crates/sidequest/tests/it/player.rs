@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use crate::support::{self, Server};
 use sidequest::domain::{ConsequenceStatus, EventKind, JournalEvent, OperationKind, Receipt};
-use sidequest::store::{Decided, Decision, WritePlan};
+use sidequest::store::{Decided, Decision, Load, WritePlan};
 
 const OP1: &str = "10000000-0000-4000-8000-000000000001";
 const OP2: &str = "10000000-0000-4000-8000-000000000002";
@@ -153,7 +153,7 @@ async fn replay_after_later_turn_and_review(url: &str) {
         .apply(
             assignment_id,
             review_op,
-            &ids,
+            Load::consequences(&ids),
             Box::new(move |state| {
                 assert_eq!(state.consequences.len(), 2);
                 let a = state.assignment;

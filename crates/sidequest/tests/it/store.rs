@@ -11,7 +11,7 @@ use sidequest::domain::{
     OperationKind, PlayStatus, PlayTokenGrant, Receipt, Scenario, User,
 };
 use sidequest::store::{
-    self, Applied, ApplyError, DbOptions, NewScenario, NewUser, SharedStore, StoreError,
+    self, Applied, ApplyError, DbOptions, Load, NewScenario, NewUser, SharedStore, StoreError,
 };
 use uuid::Uuid;
 
@@ -678,7 +678,7 @@ async fn unknown_assignment_is_not_found(store: SharedStore) {
         .apply(
             Uuid::new_v4(),
             Uuid::new_v4(),
-            &[],
+            Load::NOTHING,
             Box::new(|_| panic!("decide must not run without an assignment")),
         )
         .await;

@@ -8,8 +8,8 @@ use sidequest::domain::{
     OperationKind, PlayStatus, Receipt, Scenario, User,
 };
 use sidequest::store::{
-    self, Applied, ApplyError, DbOptions, Decided, Decision, NewScenario, NewUser, SharedStore,
-    WritePlan,
+    self, Applied, ApplyError, DbOptions, Decided, Decision, Load, NewScenario, NewUser,
+    SharedStore, WritePlan,
 };
 use uuid::Uuid;
 
@@ -171,7 +171,7 @@ pub async fn commit(
         .apply(
             assignment_id,
             args.operation_id,
-            &[],
+            Load::NOTHING,
             Box::new(move |state| play::decide_turn(state, &args, &hash, true, &ids, now)),
         )
         .await
@@ -183,15 +183,14 @@ pub async fn finish(
     args: &FinishArgs,
     now: Millis,
 ) -> Result<Applied, ApplyError> {
-    let pending = store.pending_count(assignment_id).await.unwrap();
     let args = args.clone();
     let hash = args.normalized_hash();
     store
         .apply(
             assignment_id,
             args.operation_id,
-            &[],
-            Box::new(move |state| play::decide_finish(state, &args, &hash, pending, now)),
+            Load::PENDING,
+            Box::new(move |state| play::decide_finish(state, &args, &hash, now)),
         )
         .await
 }
@@ -212,7 +211,7 @@ pub async fn review(
         .apply(
             assignment_id,
             operation_id,
-            ids,
+            Load::consequences(ids),
             Box::new(move |state| {
                 let a = state.assignment;
                 let version = a.version + 1;
