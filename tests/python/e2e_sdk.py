@@ -155,14 +155,26 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         summary = asyncio.run(asyncio.wait_for(play(url, token), timeout=45))
-    except CheckFailed as e:
-        print(f"FAIL: {e}")
-        return 1
-    except BaseException as e:  # transport errors arrive wrapped in exception groups
-        print(f"FAIL: {type(e).__name__}: {e!r}")
+    except BaseException as e:  # failures inside the SDK's task groups arrive wrapped in groups
+        print("FAIL: " + "; ".join(describe(leaf) for leaf in leaves(e)))
         return 1
     print(f"ok: MCP Python SDK {sdk_version()} ({url}): {summary}")
     return 0
+
+
+def leaves(e: BaseException) -> list[BaseException]:
+    inner = getattr(e, "exceptions", None)
+    if isinstance(inner, (list, tuple)) and inner:
+        return [leaf for sub in inner for leaf in leaves(sub)]
+    return [e]
+
+
+def describe(e: BaseException) -> str:
+    if isinstance(e, CheckFailed):
+        return str(e)
+    if isinstance(e, (TimeoutError, asyncio.TimeoutError)):
+        return "timed out after 45 s"
+    return f"{type(e).__name__}: {e}"
 
 
 def sdk_version() -> str:

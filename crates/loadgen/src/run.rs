@@ -111,7 +111,7 @@ impl Client {
 
     /// The assignment's current version, from `get_play_context` (1 against the baseline).
     async fn version(&self) -> Result<i64, String> {
-        let body = Bytes::from(workload::call(Tool::get_play_context.name(), &json!({})));
+        let body = Bytes::from(workload::call(Tool::GetPlayContext.name(), &json!({})));
         Ok(self.call(body).await?.version.unwrap_or(1))
     }
 }
@@ -187,12 +187,12 @@ struct Window {
 }
 
 async fn worker(client: Client, tool: Tool, texts: TurnTexts, mut version: i64, window: Window) -> Tally {
-    let context = Bytes::from(workload::call(Tool::get_play_context.name(), &json!({})));
+    let context = Bytes::from(workload::call(Tool::GetPlayContext.name(), &json!({})));
     let mut tally = Tally { micros: Vec::with_capacity(1 << 14), ..Tally::default() };
     loop {
         let body = match tool {
-            Tool::get_play_context => context.clone(),
-            Tool::commit_play_turn => Bytes::from(texts.commit(version)),
+            Tool::GetPlayContext => context.clone(),
+            Tool::CommitPlayTurn => Bytes::from(texts.commit(version)),
         };
         let sent = body.len() as u64;
         let start = Instant::now();
@@ -208,7 +208,7 @@ async fn worker(client: Client, tool: Tool, texts: TurnTexts, mut version: i64, 
         match outcome {
             Ok((success, received)) => {
                 if let Some(v) = success.version
-                    && tool == Tool::commit_play_turn
+                    && tool == Tool::CommitPlayTurn
                 {
                     version = v;
                 }
@@ -228,7 +228,7 @@ async fn worker(client: Client, tool: Tool, texts: TurnTexts, mut version: i64, 
                 if tally.first_errors.len() < 3 {
                     tally.first_errors.push(message);
                 }
-                if tool == Tool::commit_play_turn {
+                if tool == Tool::CommitPlayTurn {
                     // Resynchronize (a conflict or a lost answer); not a measured request.
                     if let Ok(v) = client.version().await {
                         version = v;
@@ -308,7 +308,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     for (i, client) in clients.into_iter().enumerate() {
         let tool = args.tool;
         setup.spawn(async move {
-            let version = if tool == Tool::commit_play_turn { client.version().await? } else { 0 };
+            let version = if tool == Tool::CommitPlayTurn { client.version().await? } else { 0 };
             Ok::<_, String>((i, client, version))
         });
     }

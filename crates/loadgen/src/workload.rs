@@ -12,17 +12,17 @@ use uuid::Uuid;
 
 /// The tool a run exercises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-#[allow(non_camel_case_types)] // the values are the MCP tool names
+#[value(rename_all = "snake_case")] // the values are the MCP tool names
 pub enum Tool {
-    get_play_context,
-    commit_play_turn,
+    GetPlayContext,
+    CommitPlayTurn,
 }
 
 impl Tool {
     pub fn name(self) -> &'static str {
         match self {
-            Tool::get_play_context => "get_play_context",
-            Tool::commit_play_turn => "commit_play_turn",
+            Tool::GetPlayContext => "get_play_context",
+            Tool::CommitPlayTurn => "commit_play_turn",
         }
     }
 }
@@ -81,7 +81,7 @@ impl TurnTexts {
     /// A `commit_play_turn` body building on `expected_version`, with a fresh operation id.
     pub fn commit(&self, expected_version: i64) -> Vec<u8> {
         call(
-            Tool::commit_play_turn.name(),
+            Tool::CommitPlayTurn.name(),
             &json!({
                 "operation_id": Uuid::new_v4().to_string(),
                 "expected_version": expected_version,

@@ -10,6 +10,7 @@ use mcp_door::{
 };
 use tokio::net::TcpListener;
 
+use crate::campaign::CampaignService;
 use crate::mcp::player::{self, PlayAuthenticator, PlayerPresenter};
 use crate::service::{PlayService, Random};
 use crate::store::{self, DbOptions, SharedStore};
@@ -27,6 +28,8 @@ pub struct ServeConfig {
     pub door: DoorConfig,
     /// How long in-flight requests may take to finish after a shutdown signal.
     pub drain_timeout: Duration,
+    /// The public base URL; when it is https, session cookies are always `Secure`.
+    pub public_url: Option<String>,
 }
 
 impl Default for ServeConfig {
@@ -40,6 +43,7 @@ impl Default for ServeConfig {
             db: DbOptions::default(),
             door: DoorConfig::default(),
             drain_timeout: Duration::from_secs(30),
+            public_url: None,
         }
     }
 }
@@ -62,9 +66,13 @@ pub enum StartError {
 #[derive(Clone)]
 pub struct AppState {
     pub service: Arc<PlayService>,
+    /// Everything outside the player door (REST, author door), over the same store.
+    pub campaign: Arc<CampaignService>,
     pub admission: Arc<dyn Admission>,
     pub pre_auth: PreAuthGate,
     pub door: DoorConfig,
+    /// Session cookies are `Secure` for every request (the public URL is https).
+    pub secure_cookies: bool,
 }
 
 impl AppState {
@@ -84,11 +92,17 @@ impl AppState {
                 Arc::clone(&clock),
             )),
         };
+        let service = Arc::new(PlayService::new(store, clock, random));
         Ok(Self {
-            service: Arc::new(PlayService::new(store, clock, random)),
+            campaign: Arc::new(CampaignService::new(Arc::clone(&service))),
+            service,
             admission,
             pre_auth: PreAuthGate::new(config.pre_auth_concurrency),
             door: config.door.clone(),
+            secure_cookies: config
+                .public_url
+                .as_deref()
+                .is_some_and(|u| u.to_ascii_lowercase().starts_with("https://")),
         })
     }
 }
@@ -107,8 +121,11 @@ pub fn app(state: AppState) -> Result<Router, StartError> {
     )
     .with_config(state.door.clone())
     .with_pre_auth(state.pre_auth.clone());
+    let author_door = crate::mcp::author::router(&state)?;
     Ok(Router::new()
         .merge(player_door.router())
+        .merge(author_door)
+        .merge(crate::http::router(state))
         .route("/healthz", axum::routing::get(|| async { "ok" })))
 }
 
@@ -124,7 +141,7 @@ pub async fn run(
     store.migrate().await?;
     let state = AppState::new(store, &config, clock, random).await?;
     let router = app(state)?;
-    tracing::info!(address = %listener.local_addr()?, "sidequest serving /play/mcp");
+    tracing::info!(address = %listener.local_addr()?, "sidequest serving /play/mcp, /mcp and /api");
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let server = axum::serve(
         listener,

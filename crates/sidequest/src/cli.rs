@@ -51,7 +51,7 @@ pub enum Command {
     /// Manage user accounts.
     #[command(subcommand)]
     User(UserCommand),
-    /// Issue or revoke play tokens.
+    /// Issue or revoke play tokens; issue author tokens.
     #[command(subcommand)]
     Token(TokenCommand),
     /// Create (or reuse) a demo GM, player and scenario, and N playable assignments with tokens.
@@ -66,6 +66,13 @@ pub struct ServeArgs {
     /// Redis URL for admission counters shared by every instance (in-process when absent).
     #[arg(long, env = "SIDEQUEST_REDIS_URL")]
     pub redis_url: Option<String>,
+    /// Namespace of the admission keys in Redis; deployments sharing one Redis need distinct ones.
+    #[arg(
+        long,
+        env = "SIDEQUEST_REDIS_PREFIX",
+        default_value = "sidequest:admission"
+    )]
+    pub redis_prefix: String,
     /// Admitted requests per token per sliding minute.
     #[arg(long, env = "SIDEQUEST_TOKEN_RATE_PER_MINUTE", default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..))]
     pub token_rate_per_minute: u32,
@@ -87,6 +94,10 @@ pub struct ServeArgs {
     /// PostgreSQL lock_timeout, in milliseconds.
     #[arg(long, env = "SIDEQUEST_LOCK_TIMEOUT_MS", default_value_t = 5_000)]
     pub lock_timeout_ms: u64,
+    /// The server's public base URL; when it is https, session cookies are always `Secure`
+    /// (they are also `Secure` on any request with `X-Forwarded-Proto: https`).
+    #[arg(long, env = "SIDEQUEST_PUBLIC_URL")]
+    pub public_url: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -123,6 +134,17 @@ pub enum TokenCommand {
     Revoke {
         #[arg(long)]
         assignment: Uuid,
+    },
+    /// Issue an author personal token (for `/mcp`) to a game master; printed once.
+    Author {
+        #[arg(long)]
+        username: String,
+        /// A label to recognise the token by when listing or revoking it.
+        #[arg(long, default_value = "cli")]
+        name: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -203,6 +225,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let config = ServeConfig {
                 database_url: cli.database_url.clone(),
                 redis_url: args.redis_url.clone(),
+                redis_prefix: args.redis_prefix.clone(),
                 limits: Limits {
                     rate_per_window: args.token_rate_per_minute,
                     credential_concurrency: args.token_concurrency,
@@ -211,6 +234,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 },
                 pre_auth_concurrency: args.pre_auth_concurrency as usize,
                 db: db_options(Some(&args)),
+                public_url: args.public_url.clone(),
                 ..ServeConfig::default()
             };
             let listener = tokio::net::TcpListener::bind(args.bind)
@@ -265,7 +289,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 bail!("no user named {username}")
             };
             store.set_user_active(user.id, false).await?;
-            println!("deactivated {username}");
+            // Sessions are refused for inactive users anyway; deleting them frees the rows.
+            let sessions = store.delete_sessions_of(user.id).await?;
+            println!("deactivated {username} (ended {sessions} session(s))");
         }
         Command::Token(cmd) => {
             let store = open(&cli.database_url).await?;
@@ -291,6 +317,28 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                         .await
                         .map_err(|e| anyhow::anyhow!("{e}"))?;
                     println!("revoked {n} live token(s) of {assignment}");
+                }
+                TokenCommand::Author {
+                    username,
+                    name,
+                    json,
+                } => {
+                    let Some(user) = service.store.user_by_username(&username).await? else {
+                        bail!("no user named {username}")
+                    };
+                    if !user.is_gm || !user.active {
+                        bail!("author tokens are for active game masters; {username} is not one");
+                    }
+                    let campaign = crate::campaign::CampaignService::new(Arc::new(service));
+                    let issued = campaign
+                        .create_author_token(&user, &name)
+                        .await
+                        .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    if json {
+                        println!("{issued}");
+                    } else {
+                        println!("{}", issued["token"].as_str().unwrap_or_default());
+                    }
                 }
             }
         }

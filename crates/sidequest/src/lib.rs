@@ -4,9 +4,11 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod app;
+pub mod campaign;
 pub mod cli;
 pub mod demo;
 pub mod domain;
+pub mod http;
 pub mod i18n;
 pub mod mcp;
 pub mod service;

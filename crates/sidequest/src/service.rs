@@ -340,7 +340,8 @@ impl PlayService {
     }
 }
 
-fn receipt_result(applied: Applied) -> Value {
+/// The receipt's stored result with the `replayed` flag of this call.
+pub fn receipt_result(applied: Applied) -> Value {
     let (receipt, replayed) = match applied {
         Applied::Committed(r) => (r, false),
         Applied::Replayed(r) => (r, true),

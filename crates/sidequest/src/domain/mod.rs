@@ -1,7 +1,12 @@
 //! Sidequest's domain: the records of a campaign and the pure rules of play. No HTTP, no SQL.
 
+pub mod assignment;
+pub mod fields;
 pub mod password;
 pub mod play;
+pub mod report;
+pub mod review;
+pub mod wiki;
 pub mod token;
 
 use serde::{Deserialize, Serialize};

@@ -43,6 +43,8 @@ pub enum DomainError {
     OperationReused(Uuid),
     #[error("409: Play session is completed.")]
     Completed,
+    #[error("409: Consequence {0} is already decided.")]
+    AlreadyDecided(Uuid),
     #[error("422: current_scene must be a published scene of this assignment.")]
     InvalidScene,
     #[error("422: Invalid arguments: {}", .0.join("\n"))]
@@ -56,7 +58,8 @@ impl DomainError {
             DomainError::NotFound => 404,
             DomainError::VersionConflict { .. }
             | DomainError::OperationReused(_)
-            | DomainError::Completed => 409,
+            | DomainError::Completed
+            | DomainError::AlreadyDecided(_) => 409,
             DomainError::InvalidScene | DomainError::Invalid(_) => 422,
         }
     }

@@ -7,6 +7,27 @@ pub const PLAY_TOKEN_PREFIX: &str = "sqp_";
 /// A play token lives 14 days.
 pub const PLAY_TOKEN_TTL_MS: i64 = 14 * 24 * 60 * 60 * 1000;
 
+/// The prefix of an author personal token (for `/mcp`).
+pub const AUTHOR_TOKEN_PREFIX: &str = "sqa_";
+/// Author tokens live 90 days unless revoked.
+pub const AUTHOR_TOKEN_TTL_MS: i64 = 90 * 24 * 60 * 60 * 1000;
+/// A browser session lives 7 days.
+pub const SESSION_TTL_MS: i64 = 7 * 24 * 60 * 60 * 1000;
+
+/// Formats 20 random bytes as an author token.
+pub fn format_author_token(random: [u8; 20]) -> String {
+    format!("{AUTHOR_TOKEN_PREFIX}{}", hex::encode(random))
+}
+
+/// Whether `token` has the exact shape of an author token.
+pub fn is_author_token(token: &str) -> bool {
+    token.strip_prefix(AUTHOR_TOKEN_PREFIX).is_some_and(is_hex40)
+}
+
+fn is_hex40(rest: &str) -> bool {
+    rest.len() == 40 && rest.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 /// Formats 20 random bytes as a play token.
 pub fn format_play_token(random: [u8; 20]) -> String {
     format!("{PLAY_TOKEN_PREFIX}{}", hex::encode(random))

@@ -48,3 +48,129 @@ Każdą turę zatwierdzaj przez commit_play_turn, podając wersję z kontekstu j
         }
     }
 }
+
+use crate::domain::{Category, ConsequenceStatus, Mode, PlayStatus};
+
+/// The fixed phrases of the Markdown report.
+#[derive(Debug)]
+pub struct ReportText {
+    pub title: &'static str,
+    pub scenario: &'static str,
+    pub player: &'static str,
+    pub gm: &'static str,
+    pub mode: &'static str,
+    pub status: &'static str,
+    pub version: &'static str,
+    pub assignment_id: &'static str,
+    pub brief: &'static str,
+    pub instructions: &'static str,
+    pub boundaries: &'static str,
+    pub return_condition: &'static str,
+    pub gm_notes: &'static str,
+    pub journal: &'static str,
+    pub turn: &'static str,
+    pub action: &'static str,
+    pub finished: &'static str,
+    pub review: &'static str,
+    pub gm_note: &'static str,
+    pub consequences: &'static str,
+    pub category: &'static str,
+    pub description: &'static str,
+    pub decision: &'static str,
+    pub note: &'static str,
+    pub summary: &'static str,
+    pub nothing_yet: &'static str,
+    modes: [&'static str; 3],
+    statuses: [&'static str; 2],
+    categories: [&'static str; 4],
+    decisions: [&'static str; 3],
+}
+
+impl ReportText {
+    pub fn mode_name(&self, m: Mode) -> &'static str {
+        self.modes[m as usize]
+    }
+    pub fn status_name(&self, s: PlayStatus) -> &'static str {
+        self.statuses[s as usize]
+    }
+    pub fn category_name(&self, c: Category) -> &'static str {
+        self.categories[c as usize]
+    }
+    pub fn consequence_status_name(&self, s: ConsequenceStatus) -> &'static str {
+        self.decisions[s as usize]
+    }
+}
+
+const REPORT_EN: ReportText = ReportText {
+    title: "Sidequest report",
+    scenario: "Scenario",
+    player: "Player",
+    gm: "Game master",
+    mode: "Mode",
+    status: "Status",
+    version: "Version",
+    assignment_id: "Assignment",
+    brief: "Brief",
+    instructions: "Instructions",
+    boundaries: "Boundaries",
+    return_condition: "Return condition",
+    gm_notes: "GM notes (GM only)",
+    journal: "Journal",
+    turn: "Turn",
+    action: "Action",
+    finished: "Session finished",
+    review: "GM review",
+    gm_note: "GM note",
+    consequences: "Consequences",
+    category: "Category",
+    description: "Description",
+    decision: "Decision",
+    note: "GM note",
+    summary: "Finish summary",
+    nothing_yet: "Nothing yet.\n",
+    modes: ["absence", "downtime", "solo"],
+    statuses: ["active", "completed"],
+    categories: ["resource", "relationship", "discovery", "narrative"],
+    decisions: ["pending", "approved", "rejected"],
+};
+
+const REPORT_PL: ReportText = ReportText {
+    title: "Raport z przygody pobocznej",
+    scenario: "Scenariusz",
+    player: "Gracz",
+    gm: "Mistrz gry",
+    mode: "Tryb",
+    status: "Stan",
+    version: "Wersja",
+    assignment_id: "Przydział",
+    brief: "Zarys",
+    instructions: "Instrukcje",
+    boundaries: "Granice",
+    return_condition: "Warunek powrotu",
+    gm_notes: "Notatki MG (tylko dla MG)",
+    journal: "Dziennik",
+    turn: "Tura",
+    action: "Akcja",
+    finished: "Sesja zakończona",
+    review: "Przegląd MG",
+    gm_note: "Notatka MG",
+    consequences: "Konsekwencje",
+    category: "Kategoria",
+    description: "Opis",
+    decision: "Decyzja",
+    note: "Notatka MG",
+    summary: "Podsumowanie",
+    nothing_yet: "Jeszcze nic.\n",
+    modes: ["nieobecność", "przestój", "solo"],
+    statuses: ["w toku", "zakończona"],
+    categories: ["zasób", "relacja", "odkrycie", "fabuła"],
+    decisions: ["oczekuje", "zatwierdzona", "odrzucona"],
+};
+
+/// The report phrases in `language`.
+pub fn report_text(language: Language) -> &'static ReportText {
+    match language {
+        Language::En => &REPORT_EN,
+        Language::Pl => &REPORT_PL,
+    }
+}

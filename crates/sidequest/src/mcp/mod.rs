@@ -1,3 +1,5 @@
-//! Sidequest's MCP doors on the mcp-door platform: the player door (`/play/mcp`).
+//! Sidequest's MCP doors on the mcp-door platform: the player door (`/play/mcp`) and the
+//! author door (`/mcp`).
 
+pub mod author;
 pub mod player;

@@ -12,6 +12,7 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use crate::domain::play::DomainError;
+use crate::domain::wiki::{WikiPage, WikiWrite, WikiWriteOutcome};
 use crate::domain::{
     Assignment, Consequence, ConsequenceStatus, JournalEvent, Millis, Node, PlayStatus,
     PlayTokenGrant, Receipt, Scenario, User,
@@ -21,7 +22,8 @@ use crate::domain::{
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// The row asked for does not exist.
+    /// The row asked for does not exist, or a row a write refers to (its user, scenario, ...)
+    /// does not.
     #[error("not found")]
     NotFound,
     /// A unique constraint refused the write (duplicate username, assignment id, ...).
@@ -64,6 +66,65 @@ pub struct NewScenario {
     pub title: String,
     pub nodes: Vec<Node>,
     pub created_at: Millis,
+}
+
+/// A browser session to store (the cookie value and CSRF token are kept as SHA-256 digests).
+#[derive(Debug, Clone)]
+pub struct NewSession {
+    pub digest: String,
+    pub user_id: Uuid,
+    pub csrf_digest: String,
+    pub created_at: Millis,
+    pub expires_at: Millis,
+}
+
+/// A live session and its user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRecord {
+    pub user: User,
+    pub csrf_digest: String,
+    pub expires_at: Millis,
+}
+
+/// An author personal token to store.
+#[derive(Debug, Clone)]
+pub struct NewAuthorToken {
+    pub id: Uuid,
+    pub user_id: Uuid,
+    pub name: String,
+    pub digest: String,
+    pub created_at: Millis,
+    pub expires_at: Millis,
+}
+
+/// What the owner sees of an author token (never the token).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct AuthorTokenInfo {
+    pub id: Uuid,
+    pub name: String,
+    pub created_at: Millis,
+    pub expires_at: Millis,
+    pub revoked_at: Option<Millis>,
+}
+
+/// What the store knows about a presented author token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthorGrant {
+    pub token_id: Uuid,
+    pub user: User,
+    pub expires_at: Millis,
+    pub revoked: bool,
+}
+
+/// The outcome of an idempotent assignment creation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CreateOutcome {
+    /// A new assignment was inserted.
+    Created,
+    /// The same id was created before with the same creation hash: this is it.
+    Existing(Box<Assignment>),
+    /// The same id exists with a different creation hash.
+    Conflict,
 }
 
 /// What [`Store::apply`] shows the domain inside the locked transaction.
@@ -170,7 +231,8 @@ pub trait Store: Send + Sync + 'static {
     /// Sets the active flag; an unknown user is `NotFound`.
     async fn set_user_active(&self, id: Uuid, active: bool) -> Result<(), StoreError>;
 
-    /// Creates a scenario with its nodes frozen as source version 1.
+    /// Creates a scenario with its nodes frozen as source version 1, and the same nodes as its
+    /// draft (one transaction).
     async fn create_scenario(&self, scenario: &NewScenario) -> Result<Scenario, StoreError>;
     async fn scenario(&self, id: Uuid) -> Result<Option<Scenario>, StoreError>;
     /// The owner's scenario with this exact title, if any (oldest first).
@@ -247,6 +309,97 @@ pub trait Store: Send + Sync + 'static {
         load: Load<'_>,
         decide: Decide,
     ) -> Result<Applied, ApplyError>;
+
+    // ---- accounts and sessions (REST) ----
+
+    /// The user's argon2id PHC string, if they can sign in with a password.
+    async fn password_hash(&self, user_id: Uuid) -> Result<Option<String>, StoreError>;
+    /// Sets (or clears) the user's password hash; unknown user → `NotFound`.
+    async fn set_password_hash(&self, user_id: Uuid, hash: Option<&str>) -> Result<(), StoreError>;
+    async fn create_session(&self, session: &NewSession) -> Result<(), StoreError>;
+    /// The session with this digest and its user (expired ones are returned too; the caller
+    /// checks `expires_at` against its clock).
+    async fn session(&self, digest: &str) -> Result<Option<SessionRecord>, StoreError>;
+    async fn delete_session(&self, digest: &str) -> Result<(), StoreError>;
+    /// Ends every session of a user (on deactivation).
+    async fn delete_sessions_of(&self, user_id: Uuid) -> Result<u64, StoreError>;
+    /// Records one failed login for `key` (a username or an address).
+    async fn record_login_failure(&self, key: &str, at: Millis) -> Result<(), StoreError>;
+    /// Failed logins for `key` at or after `since`.
+    async fn login_failures_since(&self, key: &str, since: Millis) -> Result<i64, StoreError>;
+
+    // ---- scenario authoring ----
+
+    /// The owner's scenarios, oldest first.
+    async fn scenarios_of(&self, owner_id: Uuid) -> Result<Vec<Scenario>, StoreError>;
+    /// Creates a scenario with no published version yet (version 0) and no nodes.
+    async fn create_draft_scenario(
+        &self,
+        id: Uuid,
+        owner_id: Uuid,
+        title: &str,
+        now: Millis,
+    ) -> Result<Scenario, StoreError>;
+    /// The editable (draft) nodes, ordered by id. `create_scenario` seeds them with its nodes.
+    async fn draft_nodes(&self, scenario_id: Uuid) -> Result<Vec<Node>, StoreError>;
+    /// Inserts or replaces one draft node; an unknown scenario is `NotFound`.
+    async fn put_draft_node(&self, scenario_id: Uuid, node: &Node) -> Result<(), StoreError>;
+    /// Deletes one draft node; whether it existed.
+    async fn delete_draft_node(&self, scenario_id: Uuid, node_id: &str)
+    -> Result<bool, StoreError>;
+    /// Freezes the draft nodes as the next source version (one transaction); returns it. An
+    /// unknown scenario is `NotFound`.
+    async fn publish_scenario(&self, scenario_id: Uuid) -> Result<i64, StoreError>;
+
+    // ---- assignments for humans ----
+
+    /// Inserts the assignment unless its id exists: same `creation_hash` → `Existing`, another
+    /// → `Conflict`. Concurrent identical creates yield one assignment.
+    async fn create_assignment_once(
+        &self,
+        assignment: &Assignment,
+        creation_hash: &str,
+    ) -> Result<CreateOutcome, StoreError>;
+    /// Assignments where the user is GM or player, newest first, at most `limit`.
+    async fn assignments_of(
+        &self,
+        user_id: Uuid,
+        limit: i64,
+    ) -> Result<Vec<Assignment>, StoreError>;
+    /// Every consequence of the assignment, by version then position.
+    async fn consequences(&self, assignment_id: Uuid) -> Result<Vec<Consequence>, StoreError>;
+
+    // ---- author personal tokens ----
+
+    async fn create_author_token(&self, token: &NewAuthorToken) -> Result<(), StoreError>;
+    /// The user's author tokens, newest first.
+    async fn author_tokens(&self, user_id: Uuid) -> Result<Vec<AuthorTokenInfo>, StoreError>;
+    /// Revokes one of the user's tokens; whether it was found (and not yet revoked).
+    async fn revoke_author_token(
+        &self,
+        user_id: Uuid,
+        token_id: Uuid,
+        now: Millis,
+    ) -> Result<bool, StoreError>;
+    /// Looks an author token up by digest, with its user.
+    async fn author_token(&self, digest: &str) -> Result<Option<AuthorGrant>, StoreError>;
+
+    // ---- the campaign wiki (private to its owner) ----
+
+    /// The owner's pages, by slug.
+    async fn wiki_pages(&self, owner_id: Uuid) -> Result<Vec<WikiPage>, StoreError>;
+    async fn wiki_page(&self, owner_id: Uuid, slug: &str) -> Result<Option<WikiPage>, StoreError>;
+    /// Writes a page if it is at `expected_version` (0: must not exist) as the next version,
+    /// and adds that version to the history; one transaction. Of concurrent writers at the
+    /// same version one writes and the others get `Conflict`.
+    async fn write_wiki_page(
+        &self,
+        owner_id: Uuid,
+        write: &WikiWrite,
+        now: Millis,
+    ) -> Result<WikiWriteOutcome, StoreError>;
+    /// Every version of a page, the current one included, newest first.
+    async fn wiki_history(&self, owner_id: Uuid, slug: &str) -> Result<Vec<WikiPage>, StoreError>;
 }
 
 /// The store every part of the server shares.

@@ -10,7 +10,8 @@ use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 use sqlx::{ColumnIndex, Decode, Row, Type};
 use uuid::Uuid;
 
-use super::StoreError;
+use super::{AuthorGrant, AuthorTokenInfo, SessionRecord, StoreError};
+use crate::domain::wiki::WikiPage;
 use crate::domain::{
     Assignment, Category, Consequence, ConsequenceStatus, EventKind, JournalEvent, Language, Mode,
     Node, OperationKind, PlayStatus, PlayTokenGrant, Receipt, Scenario, User,
@@ -28,6 +29,9 @@ impl From<sqlx::Error> for StoreError {
             sqlx::Error::Database(db) if db.is_unique_violation() => {
                 StoreError::Conflict(db.message().to_owned())
             }
+            // Only inserts and updates name other rows (nothing deletes a referenced row): the
+            // user, scenario or page they point at does not exist.
+            sqlx::Error::Database(db) if db.is_foreign_key_violation() => StoreError::NotFound,
             sqlx::Error::Database(db) if is_transient(&*db) => {
                 StoreError::Unavailable(db.message().to_owned())
             }
@@ -216,9 +220,19 @@ macro_rules! receipt_columns {
         "assignment_id, operation_id, kind, args_hash, result, version, created_at"
     };
 }
+macro_rules! author_token_columns {
+    () => {
+        "id, name, created_at, expires_at, revoked_at"
+    };
+}
+macro_rules! wiki_columns {
+    () => {
+        "slug, title, body, version, updated_at"
+    };
+}
 pub(crate) use {
-    assignment_columns, consequence_columns, event_columns, node_columns, receipt_columns,
-    scenario_columns, user_columns,
+    assignment_columns, author_token_columns, consequence_columns, event_columns, node_columns,
+    receipt_columns, scenario_columns, user_columns, wiki_columns,
 };
 
 pub(crate) fn user(r: &impl Cols) -> Result<User, StoreError> {
@@ -347,6 +361,58 @@ pub(crate) const PLAY_TOKEN: &str = "SELECT t.assignment_id, a.player_id, a.gm_i
      JOIN users p ON p.id = a.player_id \
      JOIN users g ON g.id = a.gm_id \
      WHERE t.digest = $1";
+
+/// A session joined to its user; the same text on both backends.
+pub(crate) const SESSION: &str = "SELECT u.id, u.username, u.display_name, u.is_gm, u.active, \
+     u.created_at, s.csrf_digest, s.expires_at \
+     FROM sessions s JOIN users u ON u.id = s.user_id \
+     WHERE s.digest = $1";
+
+/// The columns of [`SESSION`].
+pub(crate) fn session(r: &impl Cols) -> Result<SessionRecord, StoreError> {
+    Ok(SessionRecord {
+        user: user(r)?,
+        csrf_digest: r.text("csrf_digest")?,
+        expires_at: r.int("expires_at")?,
+    })
+}
+
+/// An author token joined to its user; the same text on both backends.
+pub(crate) const AUTHOR_TOKEN: &str = "SELECT t.id AS token_id, t.expires_at, \
+     (t.revoked_at IS NOT NULL) AS revoked, u.id, u.username, u.display_name, u.is_gm, \
+     u.active, u.created_at \
+     FROM author_tokens t JOIN users u ON u.id = t.user_id \
+     WHERE t.digest = $1";
+
+/// The columns of [`AUTHOR_TOKEN`].
+pub(crate) fn author_grant(r: &impl Cols) -> Result<AuthorGrant, StoreError> {
+    Ok(AuthorGrant {
+        token_id: r.uuid("token_id")?,
+        user: user(r)?,
+        expires_at: r.int("expires_at")?,
+        revoked: r.flag("revoked")?,
+    })
+}
+
+pub(crate) fn author_token(r: &impl Cols) -> Result<AuthorTokenInfo, StoreError> {
+    Ok(AuthorTokenInfo {
+        id: r.uuid("id")?,
+        name: r.text("name")?,
+        created_at: r.int("created_at")?,
+        expires_at: r.int("expires_at")?,
+        revoked_at: r.opt_int("revoked_at")?,
+    })
+}
+
+pub(crate) fn wiki_page(r: &impl Cols) -> Result<WikiPage, StoreError> {
+    Ok(WikiPage {
+        slug: r.text("slug")?,
+        title: r.text("title")?,
+        body: r.text("body")?,
+        version: r.int("version")?,
+        updated_at: r.int("updated_at")?,
+    })
+}
 
 #[cfg(test)]
 mod tests {

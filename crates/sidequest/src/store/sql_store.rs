@@ -18,6 +18,7 @@ macro_rules! sql_store {
             use uuid::Uuid;
 
             use crate::domain::play::DomainError;
+            use crate::domain::wiki::{WikiPage, WikiWrite, WikiWriteOutcome};
             use crate::domain::{
                 Assignment, Consequence, JournalEvent, Millis, Node, PlayTokenGrant, Receipt,
                 Scenario, User,
@@ -26,9 +27,31 @@ macro_rules! sql_store {
             // macro resolution stuck inside this expansion.
             use crate::store::sql;
             use crate::store::{
-                Applied, ApplyError, Decide, Decision, NewScenario, NewUser, OperationState, Store,
-                StoreError, WritePlan,
+                Applied, ApplyError, AuthorGrant, AuthorTokenInfo, CreateOutcome, Decide, Decision,
+                NewAuthorToken, NewScenario, NewSession, NewUser, OperationState, SessionRecord,
+                Store, StoreError, WritePlan,
             };
+
+            /// Inserts an assignment; `$23` is its creation hash (NULL outside idempotent REST
+            /// creation).
+            const INSERT_ASSIGNMENT: &str = concat!(
+                "INSERT INTO assignments (",
+                sql::assignment_columns!(),
+                ", creation_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
+                 $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)"
+            );
+            /// [`INSERT_ASSIGNMENT`], writing nothing when the id exists. On PostgreSQL it waits
+            /// for a concurrent insert of the same id to commit, so the row is there to read after.
+            const INSERT_ASSIGNMENT_ONCE: &str = concat!(
+                "INSERT INTO assignments (",
+                sql::assignment_columns!(),
+                ", creation_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
+                 $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23) \
+                 ON CONFLICT (id) DO NOTHING"
+            );
+
+            /// How long failed logins are kept: longer than any throttling window.
+            const LOGIN_FAILURE_RETENTION: Millis = 24 * 60 * 60 * 1000;
 
             impl super::$store {
                 async fn events(
@@ -55,6 +78,128 @@ macro_rules! sql_store {
                         .await?;
                     rows.iter().map(sql::event).collect()
                 }
+
+                /// Runs `statement` ([`INSERT_ASSIGNMENT`] or [`INSERT_ASSIGNMENT_ONCE`]) for `a`;
+                /// returns how many rows it inserted.
+                async fn insert_assignment(
+                    &self,
+                    statement: &'static str,
+                    a: &Assignment,
+                    creation_hash: Option<&str>,
+                ) -> Result<u64, StoreError> {
+                    let done = sqlx::query(statement)
+                        .bind(a.id.to_string())
+                        .bind(a.scenario_id.to_string())
+                        .bind(a.source_version)
+                        .bind(a.gm_id.to_string())
+                        .bind(a.player_id.to_string())
+                        .bind(a.mode.as_str())
+                        .bind(a.language.as_str())
+                        .bind(&a.character)
+                        .bind(&a.brief)
+                        .bind(&a.instructions)
+                        .bind(&a.boundaries)
+                        .bind(&a.return_condition)
+                        .bind(&a.gm_notes)
+                        .bind(sql::json_text(&a.published_node_ids)?)
+                        .bind(a.auto_approve)
+                        .bind(a.status.as_str())
+                        .bind(a.version)
+                        .bind(&a.memory)
+                        .bind(a.current_scene.as_deref())
+                        .bind(a.summary.as_deref())
+                        .bind(a.created_at)
+                        .bind(a.updated_at)
+                        .bind(creation_hash)
+                        .execute(&self.pool)
+                        .await?;
+                    Ok(done.rows_affected())
+                }
+            }
+
+            /// The body of [`Store::write_wiki_page`] inside the write transaction; the caller
+            /// commits a `Written` outcome and rolls back anything else.
+            async fn write_wiki_locked(
+                conn: &mut $conn,
+                owner_id: &str,
+                write: &WikiWrite,
+                now: Millis,
+            ) -> Result<WikiWriteOutcome, StoreError> {
+                let current: Option<i64> = sqlx::query_scalar(concat!(
+                    "SELECT version FROM wiki_pages WHERE owner_id = $1 AND slug = $2",
+                    $lock
+                ))
+                .bind(owner_id)
+                .bind(&write.slug)
+                .fetch_optional(&mut *conn)
+                .await?;
+                let current = current.unwrap_or(0);
+                if current != write.expected_version {
+                    return Ok(WikiWriteOutcome::Conflict { current });
+                }
+                let page = WikiPage {
+                    slug: write.slug.clone(),
+                    title: write.title.clone(),
+                    body: write.body.clone(),
+                    version: current + 1,
+                    updated_at: now,
+                };
+                let written = if current == 0 {
+                    // No row to lock yet: a concurrent creator is stopped by the primary key.
+                    // PostgreSQL waits for it to commit, then inserts nothing.
+                    sqlx::query(
+                        "INSERT INTO wiki_pages (owner_id, slug, title, body, version, updated_at) \
+                         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (owner_id, slug) DO NOTHING",
+                    )
+                    .bind(owner_id)
+                    .bind(&page.slug)
+                    .bind(&page.title)
+                    .bind(&page.body)
+                    .bind(page.version)
+                    .bind(page.updated_at)
+                    .execute(&mut *conn)
+                    .await?
+                } else {
+                    sqlx::query(
+                        "UPDATE wiki_pages SET title = $1, body = $2, version = $3, \
+                         updated_at = $4 WHERE owner_id = $5 AND slug = $6 AND version = $7",
+                    )
+                    .bind(&page.title)
+                    .bind(&page.body)
+                    .bind(page.version)
+                    .bind(page.updated_at)
+                    .bind(owner_id)
+                    .bind(&page.slug)
+                    .bind(current)
+                    .execute(&mut *conn)
+                    .await?
+                };
+                if written.rows_affected() != 1 {
+                    // Another writer got there first (a new statement sees its commit).
+                    let now_at: Option<i64> = sqlx::query_scalar(
+                        "SELECT version FROM wiki_pages WHERE owner_id = $1 AND slug = $2",
+                    )
+                    .bind(owner_id)
+                    .bind(&write.slug)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                    return Ok(WikiWriteOutcome::Conflict {
+                        current: now_at.unwrap_or(current + 1),
+                    });
+                }
+                sqlx::query(
+                    "INSERT INTO wiki_page_versions (owner_id, slug, version, title, body, \
+                     updated_at) VALUES ($1, $2, $3, $4, $5, $6)",
+                )
+                .bind(owner_id)
+                .bind(&page.slug)
+                .bind(page.version)
+                .bind(&page.title)
+                .bind(&page.body)
+                .bind(page.updated_at)
+                .execute(&mut *conn)
+                .await?;
+                Ok(WikiWriteOutcome::Written(page))
             }
 
             /// What the locked part of [`Store::apply`] decided.
@@ -370,6 +515,16 @@ macro_rules! sql_store {
                         .execute(&mut *tx)
                         .await?;
                     }
+                    sqlx::query(
+                        "INSERT INTO scenario_draft_nodes (scenario_id, node_id, kind, title, \
+                         published, public_text, gm_text) \
+                         SELECT scenario_id, node_id, kind, title, published, public_text, gm_text \
+                         FROM scenario_nodes WHERE scenario_id = $1 AND version = $2",
+                    )
+                    .bind(&id)
+                    .bind(created.version)
+                    .execute(&mut *tx)
+                    .await?;
                     tx.commit().await?;
                     Ok(created)
                 }
@@ -423,36 +578,7 @@ macro_rules! sql_store {
                 }
 
                 async fn create_assignment(&self, a: &Assignment) -> Result<(), StoreError> {
-                    sqlx::query(concat!(
-                        "INSERT INTO assignments (",
-                        sql::assignment_columns!(),
-                        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, \
-                         $15, $16, $17, $18, $19, $20, $21, $22)"
-                    ))
-                    .bind(a.id.to_string())
-                    .bind(a.scenario_id.to_string())
-                    .bind(a.source_version)
-                    .bind(a.gm_id.to_string())
-                    .bind(a.player_id.to_string())
-                    .bind(a.mode.as_str())
-                    .bind(a.language.as_str())
-                    .bind(&a.character)
-                    .bind(&a.brief)
-                    .bind(&a.instructions)
-                    .bind(&a.boundaries)
-                    .bind(&a.return_condition)
-                    .bind(&a.gm_notes)
-                    .bind(sql::json_text(&a.published_node_ids)?)
-                    .bind(a.auto_approve)
-                    .bind(a.status.as_str())
-                    .bind(a.version)
-                    .bind(&a.memory)
-                    .bind(a.current_scene.as_deref())
-                    .bind(a.summary.as_deref())
-                    .bind(a.created_at)
-                    .bind(a.updated_at)
-                    .execute(&self.pool)
-                    .await?;
+                    self.insert_assignment(INSERT_ASSIGNMENT, a, None).await?;
                     Ok(())
                 }
 
@@ -655,6 +781,428 @@ macro_rules! sql_store {
                             Err(err)
                         }
                     }
+                }
+
+                // ---- accounts and sessions ----
+
+                async fn password_hash(&self, user_id: Uuid) -> Result<Option<String>, StoreError> {
+                    let hash: Option<Option<String>> =
+                        sqlx::query_scalar("SELECT password_hash FROM users WHERE id = $1")
+                            .bind(user_id.to_string())
+                            .fetch_optional(&self.pool)
+                            .await?;
+                    Ok(hash.flatten())
+                }
+
+                async fn set_password_hash(
+                    &self,
+                    user_id: Uuid,
+                    hash: Option<&str>,
+                ) -> Result<(), StoreError> {
+                    let done = sqlx::query("UPDATE users SET password_hash = $1 WHERE id = $2")
+                        .bind(hash)
+                        .bind(user_id.to_string())
+                        .execute(&self.pool)
+                        .await?;
+                    if done.rows_affected() == 0 {
+                        Err(StoreError::NotFound)
+                    } else {
+                        Ok(())
+                    }
+                }
+
+                async fn create_session(&self, session: &NewSession) -> Result<(), StoreError> {
+                    sqlx::query(
+                        "INSERT INTO sessions (digest, user_id, csrf_digest, created_at, \
+                         expires_at) VALUES ($1, $2, $3, $4, $5)",
+                    )
+                    .bind(&session.digest)
+                    .bind(session.user_id.to_string())
+                    .bind(&session.csrf_digest)
+                    .bind(session.created_at)
+                    .bind(session.expires_at)
+                    .execute(&self.pool)
+                    .await?;
+                    Ok(())
+                }
+
+                async fn session(&self, digest: &str) -> Result<Option<SessionRecord>, StoreError> {
+                    let row = sqlx::query(sql::SESSION)
+                        .bind(digest)
+                        .fetch_optional(&self.pool)
+                        .await?;
+                    row.as_ref().map(sql::session).transpose()
+                }
+
+                async fn delete_session(&self, digest: &str) -> Result<(), StoreError> {
+                    sqlx::query("DELETE FROM sessions WHERE digest = $1")
+                        .bind(digest)
+                        .execute(&self.pool)
+                        .await?;
+                    Ok(())
+                }
+
+                async fn delete_sessions_of(&self, user_id: Uuid) -> Result<u64, StoreError> {
+                    let done = sqlx::query("DELETE FROM sessions WHERE user_id = $1")
+                        .bind(user_id.to_string())
+                        .execute(&self.pool)
+                        .await?;
+                    Ok(done.rows_affected())
+                }
+
+                async fn record_login_failure(
+                    &self,
+                    key: &str,
+                    at: Millis,
+                ) -> Result<(), StoreError> {
+                    // Pruning as we go keeps the table to a day of failures without a sweeper.
+                    sqlx::query("DELETE FROM login_failures WHERE at < $1")
+                        .bind(at.saturating_sub(LOGIN_FAILURE_RETENTION))
+                        .execute(&self.pool)
+                        .await?;
+                    sqlx::query("INSERT INTO login_failures (key, at) VALUES ($1, $2)")
+                        .bind(key)
+                        .bind(at)
+                        .execute(&self.pool)
+                        .await?;
+                    Ok(())
+                }
+
+                async fn login_failures_since(
+                    &self,
+                    key: &str,
+                    since: Millis,
+                ) -> Result<i64, StoreError> {
+                    Ok(sqlx::query_scalar(
+                        "SELECT COUNT(*) FROM login_failures WHERE key = $1 AND at >= $2",
+                    )
+                    .bind(key)
+                    .bind(since)
+                    .fetch_one(&self.pool)
+                    .await?)
+                }
+
+                // ---- scenario authoring ----
+
+                async fn scenarios_of(&self, owner_id: Uuid) -> Result<Vec<Scenario>, StoreError> {
+                    let rows = sqlx::query(concat!(
+                        "SELECT ",
+                        sql::scenario_columns!(),
+                        " FROM scenarios WHERE owner_id = $1 ORDER BY created_at, id"
+                    ))
+                    .bind(owner_id.to_string())
+                    .fetch_all(&self.pool)
+                    .await?;
+                    rows.iter().map(sql::scenario).collect()
+                }
+
+                async fn create_draft_scenario(
+                    &self,
+                    id: Uuid,
+                    owner_id: Uuid,
+                    title: &str,
+                    now: Millis,
+                ) -> Result<Scenario, StoreError> {
+                    let created = Scenario {
+                        id,
+                        owner_id,
+                        title: title.to_owned(),
+                        version: 0,
+                        created_at: now,
+                    };
+                    sqlx::query(
+                        "INSERT INTO scenarios (id, owner_id, title, version, created_at) \
+                         VALUES ($1, $2, $3, $4, $5)",
+                    )
+                    .bind(id.to_string())
+                    .bind(owner_id.to_string())
+                    .bind(title)
+                    .bind(created.version)
+                    .bind(now)
+                    .execute(&self.pool)
+                    .await?;
+                    Ok(created)
+                }
+
+                async fn draft_nodes(&self, scenario_id: Uuid) -> Result<Vec<Node>, StoreError> {
+                    let rows = sqlx::query(concat!(
+                        "SELECT ",
+                        sql::node_columns!(),
+                        " FROM scenario_draft_nodes WHERE scenario_id = $1 ORDER BY node_id"
+                    ))
+                    .bind(scenario_id.to_string())
+                    .fetch_all(&self.pool)
+                    .await?;
+                    rows.iter().map(sql::node).collect()
+                }
+
+                async fn put_draft_node(
+                    &self,
+                    scenario_id: Uuid,
+                    node: &Node,
+                ) -> Result<(), StoreError> {
+                    // An unknown scenario fails the foreign key, which reads as `NotFound`.
+                    sqlx::query(
+                        "INSERT INTO scenario_draft_nodes (scenario_id, node_id, kind, title, \
+                         published, public_text, gm_text) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                         ON CONFLICT (scenario_id, node_id) DO UPDATE SET kind = excluded.kind, \
+                         title = excluded.title, published = excluded.published, \
+                         public_text = excluded.public_text, gm_text = excluded.gm_text",
+                    )
+                    .bind(scenario_id.to_string())
+                    .bind(&node.id)
+                    .bind(&node.kind)
+                    .bind(&node.title)
+                    .bind(node.published)
+                    .bind(&node.public_text)
+                    .bind(&node.gm_text)
+                    .execute(&self.pool)
+                    .await?;
+                    Ok(())
+                }
+
+                async fn delete_draft_node(
+                    &self,
+                    scenario_id: Uuid,
+                    node_id: &str,
+                ) -> Result<bool, StoreError> {
+                    let done = sqlx::query(
+                        "DELETE FROM scenario_draft_nodes WHERE scenario_id = $1 AND node_id = $2",
+                    )
+                    .bind(scenario_id.to_string())
+                    .bind(node_id)
+                    .execute(&self.pool)
+                    .await?;
+                    Ok(done.rows_affected() == 1)
+                }
+
+                async fn publish_scenario(&self, scenario_id: Uuid) -> Result<i64, StoreError> {
+                    let id = scenario_id.to_string();
+                    let mut tx = self.begin_write().await?;
+                    // The lock queues concurrent publishes, so each gets its own version.
+                    let version: i64 = sqlx::query_scalar(concat!(
+                        "SELECT version FROM scenarios WHERE id = $1",
+                        $lock
+                    ))
+                    .bind(&id)
+                    .fetch_optional(&mut *tx)
+                    .await?
+                    .ok_or(StoreError::NotFound)?;
+                    let next = version + 1;
+                    sqlx::query(
+                        "INSERT INTO scenario_nodes (scenario_id, version, node_id, kind, title, \
+                         published, public_text, gm_text) \
+                         SELECT scenario_id, $2, node_id, kind, title, published, public_text, \
+                         gm_text FROM scenario_draft_nodes WHERE scenario_id = $1",
+                    )
+                    .bind(&id)
+                    .bind(next)
+                    .execute(&mut *tx)
+                    .await?;
+                    sqlx::query("UPDATE scenarios SET version = $1 WHERE id = $2")
+                        .bind(next)
+                        .bind(&id)
+                        .execute(&mut *tx)
+                        .await?;
+                    tx.commit().await?;
+                    Ok(next)
+                }
+
+                // ---- assignments for humans ----
+
+                async fn create_assignment_once(
+                    &self,
+                    a: &Assignment,
+                    creation_hash: &str,
+                ) -> Result<CreateOutcome, StoreError> {
+                    if self
+                        .insert_assignment(INSERT_ASSIGNMENT_ONCE, a, Some(creation_hash))
+                        .await?
+                        == 1
+                    {
+                        return Ok(CreateOutcome::Created);
+                    }
+                    // The id was taken, by a commit this statement can see (assignments are
+                    // never deleted).
+                    let row = sqlx::query(concat!(
+                        "SELECT ",
+                        sql::assignment_columns!(),
+                        ", creation_hash FROM assignments WHERE id = $1"
+                    ))
+                    .bind(a.id.to_string())
+                    .fetch_one(&self.pool)
+                    .await?;
+                    let stored: Option<String> = sql::Cols::opt_text(&row, "creation_hash")?;
+                    if stored.as_deref() == Some(creation_hash) {
+                        Ok(CreateOutcome::Existing(Box::new(sql::assignment(&row)?)))
+                    } else {
+                        Ok(CreateOutcome::Conflict)
+                    }
+                }
+
+                async fn assignments_of(
+                    &self,
+                    user_id: Uuid,
+                    limit: i64,
+                ) -> Result<Vec<Assignment>, StoreError> {
+                    let rows = sqlx::query(concat!(
+                        "SELECT ",
+                        sql::assignment_columns!(),
+                        " FROM assignments WHERE gm_id = $1 OR player_id = $1 \
+                         ORDER BY created_at DESC, id DESC LIMIT $2"
+                    ))
+                    .bind(user_id.to_string())
+                    .bind(limit.max(0))
+                    .fetch_all(&self.pool)
+                    .await?;
+                    rows.iter().map(sql::assignment).collect()
+                }
+
+                async fn consequences(
+                    &self,
+                    assignment_id: Uuid,
+                ) -> Result<Vec<Consequence>, StoreError> {
+                    let rows = sqlx::query(concat!(
+                        "SELECT ",
+                        sql::consequence_columns!(),
+                        " FROM consequences WHERE assignment_id = $1 ORDER BY version, seq"
+                    ))
+                    .bind(assignment_id.to_string())
+                    .fetch_all(&self.pool)
+                    .await?;
+                    rows.iter().map(sql::consequence).collect()
+                }
+
+                // ---- author personal tokens ----
+
+                async fn create_author_token(
+                    &self,
+                    token: &NewAuthorToken,
+                ) -> Result<(), StoreError> {
+                    sqlx::query(
+                        "INSERT INTO author_tokens (id, user_id, name, digest, created_at, \
+                         expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
+                    )
+                    .bind(token.id.to_string())
+                    .bind(token.user_id.to_string())
+                    .bind(&token.name)
+                    .bind(&token.digest)
+                    .bind(token.created_at)
+                    .bind(token.expires_at)
+                    .execute(&self.pool)
+                    .await?;
+                    Ok(())
+                }
+
+                async fn author_tokens(
+                    &self,
+                    user_id: Uuid,
+                ) -> Result<Vec<AuthorTokenInfo>, StoreError> {
+                    let rows = sqlx::query(concat!(
+                        "SELECT ",
+                        sql::author_token_columns!(),
+                        " FROM author_tokens WHERE user_id = $1 ORDER BY created_at DESC, id DESC"
+                    ))
+                    .bind(user_id.to_string())
+                    .fetch_all(&self.pool)
+                    .await?;
+                    rows.iter().map(sql::author_token).collect()
+                }
+
+                async fn revoke_author_token(
+                    &self,
+                    user_id: Uuid,
+                    token_id: Uuid,
+                    now: Millis,
+                ) -> Result<bool, StoreError> {
+                    let done = sqlx::query(
+                        "UPDATE author_tokens SET revoked_at = $1 \
+                         WHERE id = $2 AND user_id = $3 AND revoked_at IS NULL",
+                    )
+                    .bind(now)
+                    .bind(token_id.to_string())
+                    .bind(user_id.to_string())
+                    .execute(&self.pool)
+                    .await?;
+                    Ok(done.rows_affected() == 1)
+                }
+
+                async fn author_token(
+                    &self,
+                    digest: &str,
+                ) -> Result<Option<AuthorGrant>, StoreError> {
+                    let row = sqlx::query(sql::AUTHOR_TOKEN)
+                        .bind(digest)
+                        .fetch_optional(&self.pool)
+                        .await?;
+                    row.as_ref().map(sql::author_grant).transpose()
+                }
+
+                // ---- the campaign wiki ----
+
+                async fn wiki_pages(&self, owner_id: Uuid) -> Result<Vec<WikiPage>, StoreError> {
+                    let rows = sqlx::query(concat!(
+                        "SELECT ",
+                        sql::wiki_columns!(),
+                        " FROM wiki_pages WHERE owner_id = $1 ORDER BY slug"
+                    ))
+                    .bind(owner_id.to_string())
+                    .fetch_all(&self.pool)
+                    .await?;
+                    rows.iter().map(sql::wiki_page).collect()
+                }
+
+                async fn wiki_page(
+                    &self,
+                    owner_id: Uuid,
+                    slug: &str,
+                ) -> Result<Option<WikiPage>, StoreError> {
+                    let row = sqlx::query(concat!(
+                        "SELECT ",
+                        sql::wiki_columns!(),
+                        " FROM wiki_pages WHERE owner_id = $1 AND slug = $2"
+                    ))
+                    .bind(owner_id.to_string())
+                    .bind(slug)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                    row.as_ref().map(sql::wiki_page).transpose()
+                }
+
+                async fn write_wiki_page(
+                    &self,
+                    owner_id: Uuid,
+                    write: &WikiWrite,
+                    now: Millis,
+                ) -> Result<WikiWriteOutcome, StoreError> {
+                    let mut tx = self.begin_write().await?;
+                    // On an error the transaction is dropped, which rolls it back.
+                    let outcome =
+                        write_wiki_locked(&mut tx, &owner_id.to_string(), write, now).await?;
+                    if matches!(outcome, WikiWriteOutcome::Written(_)) {
+                        tx.commit().await?;
+                    } else {
+                        tx.rollback().await?;
+                    }
+                    Ok(outcome)
+                }
+
+                async fn wiki_history(
+                    &self,
+                    owner_id: Uuid,
+                    slug: &str,
+                ) -> Result<Vec<WikiPage>, StoreError> {
+                    let rows = sqlx::query(concat!(
+                        "SELECT ",
+                        sql::wiki_columns!(),
+                        " FROM wiki_page_versions WHERE owner_id = $1 AND slug = $2 \
+                         ORDER BY version DESC"
+                    ))
+                    .bind(owner_id.to_string())
+                    .bind(slug)
+                    .fetch_all(&self.pool)
+                    .await?;
+                    rows.iter().map(sql::wiki_page).collect()
                 }
             }
         }

@@ -13,11 +13,18 @@ use super::sql::Embedded;
 use super::sql_store::sql_store;
 use super::{DbOptions, StoreError};
 
-const MIGRATIONS: Embedded = Embedded(&[(
-    1,
-    "init",
-    include_str!("../../migrations/sqlite/0001_init.sql"),
-)]);
+const MIGRATIONS: Embedded = Embedded(&[
+    (
+        1,
+        "init",
+        include_str!("../../migrations/sqlite/0001_init.sql"),
+    ),
+    (
+        2,
+        "humans",
+        include_str!("../../migrations/sqlite/0002_humans.sql"),
+    ),
+]);
 
 /// Sidequest's store on a SQLite file (or `sqlite::memory:`).
 #[derive(Debug, Clone)]

@@ -221,13 +221,10 @@ impl Held {
             self.stream.write_all(self.rest).await.expect("write");
         }
         let mut raw = Vec::new();
-        tokio::time::timeout(
-            Duration::from_secs(20),
-            self.stream.read_to_end(&mut raw),
-        )
-        .await
-        .expect("response in time")
-        .expect("read");
+        tokio::time::timeout(Duration::from_secs(20), self.stream.read_to_end(&mut raw))
+            .await
+            .expect("response in time")
+            .expect("read");
         let text = String::from_utf8_lossy(&raw).into_owned();
         let status = text
             .split(' ')
@@ -252,11 +249,16 @@ fn error_message(reply: &testkit::mcp::Reply) -> String {
 /// A 429 with an integer `Retry-After` in `range`, whose message names `reason`.
 fn assert_limited(reply: &testkit::mcp::Reply, reason: &str, range: std::ops::RangeInclusive<u64>) {
     assert_eq!(reply.status, 429, "expected 429; body {}", reply.body);
-    let retry: u64 = reply
-        .header("retry-after")
-        .parse()
-        .unwrap_or_else(|_| panic!("Retry-After is not an integer: {:?}", reply.header("retry-after")));
-    assert!(range.contains(&retry), "Retry-After {retry} not in {range:?}");
+    let retry: u64 = reply.header("retry-after").parse().unwrap_or_else(|_| {
+        panic!(
+            "Retry-After is not an integer: {:?}",
+            reply.header("retry-after")
+        )
+    });
+    assert!(
+        range.contains(&retry),
+        "Retry-After {retry} not in {range:?}"
+    );
     assert!(
         error_message(reply).contains(reason),
         "expected {reason:?} in {}",
@@ -325,13 +327,12 @@ async fn rate_limit_holds_across_instances() {
         )
         .await;
     assert_limited(&r, "per-token rate exceeded", 1..=60);
-    let assignment = c
-        .a
-        .store
-        .assignment(c.world.assignments[0].0.id)
-        .await
-        .unwrap()
-        .unwrap();
+    let assignment =
+        c.a.store
+            .assignment(c.world.assignments[0].0.id)
+            .await
+            .unwrap()
+            .unwrap();
     assert_eq!(assignment.version, 1);
 }
 
@@ -435,7 +436,10 @@ async fn receipts_hold_across_instances() {
     let on_b = c.b.client(c.token(0));
     let op = "20000000-0000-4000-8000-000000000001";
 
-    let first = on_a.tool("commit_play_turn", turn(op, 1, "one")).await.json();
+    let first = on_a
+        .tool("commit_play_turn", turn(op, 1, "one"))
+        .await
+        .json();
     assert_eq!(first["version"], 2);
     assert_eq!(first["replayed"], false);
     assert_eq!(first["session_id"], c.world.assignments[0].0.id.to_string());
@@ -447,14 +451,14 @@ async fn receipts_hold_across_instances() {
     );
     let mut expected = first.clone();
     expected["replayed"] = json!(true);
-    let replay = on_b.tool("commit_play_turn", turn(op, 1, "one")).await.json();
+    let replay = on_b
+        .tool("commit_play_turn", turn(op, 1, "one"))
+        .await
+        .json();
     assert_eq!(replay, expected);
     // the same operation with the id in upper case is the same operation
     let replay = on_b
-        .tool(
-            "commit_play_turn",
-            turn(&op.to_uppercase(), 1, "one"),
-        )
+        .tool("commit_play_turn", turn(&op.to_uppercase(), 1, "one"))
         .await
         .json();
     assert_eq!(replay, expected);
@@ -477,7 +481,10 @@ async fn receipts_hold_across_instances() {
     assert!(r.text().starts_with("409: Operation"), "{}", r.text());
     // a stale version with a new id fails on either instance
     let r = on_b
-        .tool("commit_play_turn", turn(&Uuid::new_v4().to_string(), 1, "stale"))
+        .tool(
+            "commit_play_turn",
+            turn(&Uuid::new_v4().to_string(), 1, "stale"),
+        )
         .await;
     assert!(
         r.text()
@@ -496,7 +503,11 @@ async fn receipts_hold_across_instances() {
     // twelve different operations racing for version 2 from both instances: exactly one wins
     let mut racers = Vec::new();
     for i in 0..12 {
-        let client = if i % 2 == 0 { on_a.clone() } else { on_b.clone() };
+        let client = if i % 2 == 0 {
+            on_a.clone()
+        } else {
+            on_b.clone()
+        };
         racers.push(tokio::spawn(async move {
             let op = Uuid::new_v4().to_string();
             client
@@ -523,7 +534,10 @@ async fn receipts_hold_across_instances() {
     // a finish committed on B replays on A after completion, and the first turn still replays
     let finish = json!({"operation_id": "20000000-0000-4000-8000-000000000002",
         "expected_version": 3, "summary": "back at dawn"});
-    let done = on_b.tool("finish_play_session", finish.clone()).await.json();
+    let done = on_b
+        .tool("finish_play_session", finish.clone())
+        .await
+        .json();
     assert_eq!(done["status"], "completed");
     assert_eq!(done["version"], 4);
     assert_eq!(done["replayed"], false);
@@ -531,7 +545,9 @@ async fn receipts_hold_across_instances() {
     assert_eq!(again["replayed"], true);
     assert_eq!(again["version"], 4);
     assert_eq!(
-        on_a.tool("commit_play_turn", turn(op, 1, "one")).await.json(),
+        on_a.tool("commit_play_turn", turn(op, 1, "one"))
+            .await
+            .json(),
         expected
     );
     let journal = on_b.tool("read_play_journal", json!({})).await.json();

@@ -4,10 +4,12 @@
 // Test code: a failed expectation is a panic, in helpers as much as in `#[test]` functions.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod author;
 mod cluster;
 mod crash;
 mod outage;
 mod player;
 mod python_sdk;
+mod rest;
 mod store;
 mod support;

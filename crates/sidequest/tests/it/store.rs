@@ -2,6 +2,9 @@
 //! PostgreSQL, each test on a fresh database. The PostgreSQL half runs when
 //! `TEST_DATABASE_URL` is set (and must, under `REQUIRE_SERVICES=1`).
 
+mod accounts;
+mod assignments;
+mod authoring;
 mod fixtures;
 
 use serde_json::json;
@@ -15,6 +18,9 @@ use sidequest::store::{
 };
 use uuid::Uuid;
 
+use accounts::*;
+use assignments::*;
+use authoring::*;
 use fixtures::*;
 
 /// Generates one `#[tokio::test]` per suite function for each backend.
@@ -61,6 +67,21 @@ suite!(
     journal_pages_and_player_view,
     unknown_assignment_is_not_found,
     concurrent_turns_commit_exactly_once,
+    // accounts.rs
+    password_hashes,
+    sessions,
+    login_failures_window,
+    author_tokens,
+    // assignments.rs
+    create_assignment_once_is_idempotent,
+    concurrent_identical_creates_make_one_assignment,
+    assignments_of_a_gm_or_player,
+    consequences_by_version_then_position,
+    // authoring.rs
+    drafts_and_publishing,
+    draft_scenarios,
+    wiki_pages,
+    concurrent_wiki_writers_one_wins,
 );
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,499 @@
+//! The campaign service: what GMs and players do outside the player door — assignments,
+//! tokens, journal, review, report, scenario authoring, author tokens and the wiki — with the
+//! access rules in one place. The REST API and the author door `/mcp` both call it.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::domain::assignment::CreateAssignment;
+use crate::domain::fields::{FieldErrors, is_slug};
+use crate::domain::play::DomainError;
+use crate::domain::report::{self, Reader, ReportInput};
+use crate::domain::review::{self, ReviewArgs};
+use crate::domain::wiki::{self, WikiPage, WikiWrite, WikiWriteOutcome};
+use crate::domain::{Assignment, Language, Node, Scenario, User, token};
+use crate::service::{PlayService, ServiceError};
+use crate::store::{AuthorTokenInfo, CreateOutcome, Load, NewAuthorToken, StoreError};
+
+/// Node kinds an author may create.
+pub const NODE_KINDS: [&str; 5] = ["scene", "npc", "item", "location", "note"];
+/// Node text bounds, in characters.
+pub const NODE_TEXT_CHARS: usize = 20_000;
+pub const TITLE_CHARS: usize = 200;
+/// The most recent accessible assignments a list returns.
+pub const LIST_LIMIT: i64 = 200;
+
+/// A failure of the campaign service, classified for REST (status) and MCP (text).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CampaignError {
+    /// Unknown, or not visible to this user (never reveals existence).
+    #[error("404: Not found")]
+    NotFound,
+    /// Visible but not allowed.
+    #[error("403: {0}")]
+    Forbidden(String),
+    /// Invalid fields.
+    #[error("422: Invalid fields: {0}")]
+    Invalid(FieldErrors),
+    #[error("409: {0}")]
+    Conflict(String),
+    /// A play-domain refusal (version conflict, decided consequence, …).
+    #[error("{0}")]
+    Domain(DomainError),
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl CampaignError {
+    /// The HTTP status of this failure.
+    pub fn status(&self) -> u16 {
+        match self {
+            CampaignError::NotFound => 404,
+            CampaignError::Forbidden(_) => 403,
+            CampaignError::Invalid(_) => 422,
+            CampaignError::Conflict(_) => 409,
+            CampaignError::Domain(d) => d.status(),
+            CampaignError::Unavailable(_) => 503,
+            CampaignError::Internal(_) => 500,
+        }
+    }
+}
+
+impl From<StoreError> for CampaignError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound => CampaignError::NotFound,
+            StoreError::Unavailable(m) => CampaignError::Unavailable(m),
+            StoreError::Conflict(m) => CampaignError::Conflict(m),
+            other => CampaignError::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<ServiceError> for CampaignError {
+    fn from(e: ServiceError) -> Self {
+        match e {
+            ServiceError::Domain(DomainError::NotFound) => CampaignError::NotFound,
+            ServiceError::Domain(d) => CampaignError::Domain(d),
+            ServiceError::Unavailable(m) => CampaignError::Unavailable(m),
+            ServiceError::Internal(m) => CampaignError::Internal(m),
+        }
+    }
+}
+
+impl From<DomainError> for CampaignError {
+    fn from(e: DomainError) -> Self {
+        match e {
+            DomainError::NotFound => CampaignError::NotFound,
+            d => CampaignError::Domain(d),
+        }
+    }
+}
+
+/// The caller's relation to an assignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Gm,
+    Player,
+}
+
+/// A node as an author writes it.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeInput {
+    pub kind: String,
+    pub title: String,
+    #[serde(default)]
+    pub published: bool,
+    #[serde(default)]
+    pub public_text: String,
+    #[serde(default)]
+    pub gm_text: String,
+}
+
+/// The campaign service.
+pub struct CampaignService {
+    pub play: Arc<PlayService>,
+}
+
+fn assignment_json(a: &Assignment, role: Role, scenario_title: Option<&str>) -> Value {
+    let mut v = json!({
+        "id": a.id,
+        "scenario_id": a.scenario_id,
+        "scenario_title": scenario_title,
+        "source_version": a.source_version,
+        "gm_id": a.gm_id,
+        "player_id": a.player_id,
+        "mode": a.mode.as_str(),
+        "language": a.language.as_str(),
+        "character": a.character,
+        "brief": a.brief,
+        "instructions": a.instructions,
+        "boundaries": a.boundaries,
+        "return_condition": a.return_condition,
+        "published_node_ids": a.published_node_ids,
+        "auto_approve": a.auto_approve,
+        "status": a.status.as_str(),
+        "version": a.version,
+        "current_scene": a.current_scene,
+        "summary": a.summary,
+        "created_at": a.created_at,
+        "updated_at": a.updated_at,
+        "role": match role { Role::Gm => "gm", Role::Player => "player" },
+    });
+    if role == Role::Gm {
+        v["gm_notes"] = Value::String(a.gm_notes.clone());
+    }
+    v
+}
+
+fn node_json(n: &Node) -> Value {
+    json!({"id": n.id, "kind": n.kind, "title": n.title, "published": n.published, "public_text": n.public_text, "gm_text": n.gm_text})
+}
+
+impl CampaignService {
+    pub fn new(play: Arc<PlayService>) -> Self {
+        Self { play }
+    }
+
+    fn now(&self) -> i64 {
+        self.play.clock.now_millis()
+    }
+
+    /// The assignment and the actor's role on it; anyone else gets `NotFound`.
+    pub async fn visible(&self, actor: &User, id: Uuid) -> Result<(Assignment, Role), CampaignError> {
+        let a = self.play.store.assignment(id).await?.ok_or(CampaignError::NotFound)?;
+        if a.gm_id == actor.id {
+            Ok((a, Role::Gm))
+        } else if a.player_id == actor.id {
+            Ok((a, Role::Player))
+        } else {
+            Err(CampaignError::NotFound)
+        }
+    }
+
+    /// The assignment if the actor is its GM; its player gets 403, anyone else 404.
+    async fn as_gm(&self, actor: &User, id: Uuid) -> Result<Assignment, CampaignError> {
+        match self.visible(actor, id).await? {
+            (a, Role::Gm) => Ok(a),
+            (_, Role::Player) => Err(CampaignError::Forbidden("only the assignment's GM may do this".into())),
+        }
+    }
+
+    /// Up to 200 most recent assignments the actor is GM or player of.
+    pub async fn list(&self, actor: &User) -> Result<Value, CampaignError> {
+        let items = self.play.store.assignments_of(actor.id, LIST_LIMIT).await?;
+        Ok(json!({
+            "items": items.iter().map(|a| {
+                let role = if a.gm_id == actor.id { Role::Gm } else { Role::Player };
+                assignment_json(a, role, None)
+            }).collect::<Vec<_>>()
+        }))
+    }
+
+    /// Creates an assignment (only the scenario's owner); identical retries return it again.
+    /// Returns the assignment and whether it was created now.
+    pub async fn create(&self, actor: &User, input: &CreateAssignment) -> Result<(Value, bool), CampaignError> {
+        if !actor.is_gm {
+            return Err(CampaignError::Forbidden("only game masters create assignments".into()));
+        }
+        let texts = input.check_texts();
+        let scenario = match self.play.store.scenario(input.scenario_id).await? {
+            Some(s) if s.owner_id == actor.id => s,
+            _ => {
+                let mut e = texts;
+                e.add("scenario_id", "no such scenario of yours");
+                return Err(CampaignError::Invalid(e));
+            }
+        };
+        let nodes = if (1..=scenario.version).contains(&input.source_version) {
+            self.play.store.nodes(scenario.id, input.source_version).await?
+        } else {
+            Vec::new()
+        };
+        let player = self.play.store.user_by_username(&input.player_username).await?;
+        let assignment = input.build(actor, &scenario, &nodes, player.as_ref(), self.now()).map_err(CampaignError::Invalid)?;
+        match self.play.store.create_assignment_once(&assignment, &input.creation_hash()).await? {
+            CreateOutcome::Created => Ok((assignment_json(&assignment, Role::Gm, Some(&scenario.title)), true)),
+            CreateOutcome::Existing(existing) => Ok((assignment_json(&existing, Role::Gm, Some(&scenario.title)), false)),
+            CreateOutcome::Conflict => Err(CampaignError::Conflict(format!(
+                "Assignment {} already exists with different content; use a new id to create another.",
+                input.id
+            ))),
+        }
+    }
+
+    /// One assignment; GM notes only for its GM.
+    pub async fn get(&self, actor: &User, id: Uuid) -> Result<Value, CampaignError> {
+        let (a, role) = self.visible(actor, id).await?;
+        let title = self.play.store.scenario(a.scenario_id).await?.map(|s| s.title);
+        let pending = self.play.store.pending_count(a.id).await?;
+        let mut v = assignment_json(&a, role, title.as_deref());
+        v["pending_consequences"] = json!(pending);
+        Ok(v)
+    }
+
+    /// Generates a play token (the GM or the player); the plaintext is returned once.
+    pub async fn generate_token(&self, actor: &User, id: Uuid) -> Result<Value, CampaignError> {
+        let (a, _) = self.visible(actor, id).await?;
+        let (plaintext, expires_at) = self.play.issue_token(a.id).await?;
+        Ok(json!({"assignment_id": a.id, "token": plaintext, "expires_at": expires_at, "mcp_path": "/play/mcp"}))
+    }
+
+    /// Revokes the assignment's play token (the GM or the player).
+    pub async fn revoke_token(&self, actor: &User, id: Uuid) -> Result<Value, CampaignError> {
+        let (a, _) = self.visible(actor, id).await?;
+        let revoked = self.play.revoke_token(a.id).await?;
+        Ok(json!({"assignment_id": a.id, "revoked": revoked}))
+    }
+
+    /// A journal page, filtered by role (the GM also sees review events and GM-private text).
+    pub async fn journal(&self, actor: &User, id: Uuid, offset: i64, limit: i64) -> Result<Value, CampaignError> {
+        let (a, role) = self.visible(actor, id).await?;
+        let player_view = role == Role::Player;
+        let (total, entries) = self.play.store.journal_page(a.id, player_view, offset, limit).await?;
+        Ok(json!({
+            "total": total,
+            "offset": offset,
+            "limit": limit,
+            "entries": entries.iter().map(|e| {
+                let mut v = json!({
+                    "version": e.version, "kind": e.kind.as_str(), "created_at": e.created_at,
+                    "player_action": e.player_action, "narration": e.narration, "summary": e.summary, "scene": e.scene,
+                });
+                if !player_view {
+                    v["gm_private"] = json!(e.gm_private);
+                    v["operation_id"] = json!(e.operation_id);
+                }
+                v
+            }).collect::<Vec<_>>(),
+        }))
+    }
+
+    /// Every consequence of an assignment (for either role).
+    pub async fn consequences(&self, actor: &User, id: Uuid) -> Result<Value, CampaignError> {
+        let (a, _) = self.visible(actor, id).await?;
+        let all = self.play.store.consequences(a.id).await?;
+        Ok(json!({"items": all.iter().map(|c| json!({
+            "id": c.id, "version": c.version, "category": c.category.as_str(), "description": c.description,
+            "status": c.status.as_str(), "gm_note": c.gm_note, "decided_at": c.decided_at,
+        })).collect::<Vec<_>>()}))
+    }
+
+    /// The GM's review: one versioned, retry-safe transaction.
+    pub async fn review(&self, actor: &User, id: Uuid, args: ReviewArgs) -> Result<Value, CampaignError> {
+        let a = self.as_gm(actor, id).await?;
+        args.validate()?;
+        let hash = args.normalized_hash();
+        let ids = args.ids();
+        let now = self.now();
+        let applied = self
+            .play
+            .store
+            .apply(a.id, args.operation_id, Load::consequences(&ids), Box::new(move |state| review::decide_review(state, &args, &hash, now)))
+            .await
+            .map_err(ServiceError::from)?;
+        Ok(crate::service::receipt_result(applied))
+    }
+
+    /// The Markdown report, GM-only material filtered by role.
+    pub async fn report(&self, actor: &User, id: Uuid, language: Language) -> Result<String, CampaignError> {
+        let (a, role) = self.visible(actor, id).await?;
+        let store = &self.play.store;
+        let scenario = store.scenario(a.scenario_id).await?;
+        let player = store.user_by_id(a.player_id).await?;
+        let gm = store.user_by_id(a.gm_id).await?;
+        let events = store.journal(a.id, role == Role::Player).await?;
+        let consequences = store.consequences(a.id).await?;
+        let input = ReportInput {
+            assignment: &a,
+            scenario_title: scenario.as_ref().map_or("", |s| s.title.as_str()),
+            player_name: player.as_ref().map_or("", |u| u.display_name.as_str()),
+            gm_name: gm.as_ref().map_or("", |u| u.display_name.as_str()),
+            events: &events,
+            consequences: &consequences,
+        };
+        Ok(report::render(&input, language, if role == Role::Gm { Reader::Gm } else { Reader::Player }))
+    }
+
+    // ---- scenarios ----
+
+    fn require_gm(actor: &User) -> Result<(), CampaignError> {
+        if actor.is_gm { Ok(()) } else { Err(CampaignError::Forbidden("only game masters author scenarios".into())) }
+    }
+
+    async fn own_scenario(&self, actor: &User, id: Uuid) -> Result<Scenario, CampaignError> {
+        Self::require_gm(actor)?;
+        match self.play.store.scenario(id).await? {
+            Some(s) if s.owner_id == actor.id => Ok(s),
+            _ => Err(CampaignError::NotFound),
+        }
+    }
+
+    /// The actor's scenarios.
+    pub async fn scenarios(&self, actor: &User) -> Result<Value, CampaignError> {
+        Self::require_gm(actor)?;
+        let list = self.play.store.scenarios_of(actor.id).await?;
+        Ok(json!({"items": list.iter().map(|s| json!({"id": s.id, "title": s.title, "version": s.version, "created_at": s.created_at})).collect::<Vec<_>>()}))
+    }
+
+    /// Creates an empty scenario (no published version yet).
+    pub async fn create_scenario(&self, actor: &User, title: &str) -> Result<Value, CampaignError> {
+        Self::require_gm(actor)?;
+        let mut e = FieldErrors::new();
+        e.text("title", title, 1, TITLE_CHARS);
+        e.into_result().map_err(CampaignError::Invalid)?;
+        let s = self.play.store.create_draft_scenario(self.play.random.uuid(), actor.id, title, self.now()).await?;
+        Ok(json!({"id": s.id, "title": s.title, "version": s.version, "created_at": s.created_at}))
+    }
+
+    /// A scenario with its draft nodes and, if published, the latest version's nodes.
+    pub async fn scenario(&self, actor: &User, id: Uuid) -> Result<Value, CampaignError> {
+        let s = self.own_scenario(actor, id).await?;
+        let draft = self.play.store.draft_nodes(s.id).await?;
+        let published = if s.version > 0 { self.play.store.nodes(s.id, s.version).await? } else { Vec::new() };
+        Ok(json!({
+            "id": s.id, "title": s.title, "version": s.version, "created_at": s.created_at,
+            "draft_nodes": draft.iter().map(node_json).collect::<Vec<_>>(),
+            "published_nodes": published.iter().map(node_json).collect::<Vec<_>>(),
+        }))
+    }
+
+    /// Creates or replaces a draft node.
+    pub async fn put_node(&self, actor: &User, scenario_id: Uuid, node_id: &str, input: &NodeInput) -> Result<Value, CampaignError> {
+        let s = self.own_scenario(actor, scenario_id).await?;
+        let mut e = FieldErrors::new();
+        if !is_slug(node_id) {
+            e.add("id", "must be 1–64 characters of a-z, 0-9, '_' or '-', starting with a letter or digit");
+        }
+        if !NODE_KINDS.contains(&input.kind.as_str()) {
+            e.add("kind", format!("must be one of {}", NODE_KINDS.join(", ")));
+        }
+        e.text("title", &input.title, 1, TITLE_CHARS);
+        e.text("public_text", &input.public_text, 0, NODE_TEXT_CHARS);
+        e.text("gm_text", &input.gm_text, 0, NODE_TEXT_CHARS);
+        e.into_result().map_err(CampaignError::Invalid)?;
+        let node = Node {
+            id: node_id.to_owned(),
+            kind: input.kind.clone(),
+            title: input.title.clone(),
+            published: input.published,
+            public_text: input.public_text.clone(),
+            gm_text: input.gm_text.clone(),
+        };
+        self.play.store.put_draft_node(s.id, &node).await?;
+        Ok(node_json(&node))
+    }
+
+    /// Deletes a draft node.
+    pub async fn delete_node(&self, actor: &User, scenario_id: Uuid, node_id: &str) -> Result<Value, CampaignError> {
+        let s = self.own_scenario(actor, scenario_id).await?;
+        if self.play.store.delete_draft_node(s.id, node_id).await? { Ok(json!({"deleted": node_id})) } else { Err(CampaignError::NotFound) }
+    }
+
+    /// Freezes the draft as a new source version.
+    pub async fn publish(&self, actor: &User, scenario_id: Uuid) -> Result<Value, CampaignError> {
+        let s = self.own_scenario(actor, scenario_id).await?;
+        if self.play.store.draft_nodes(s.id).await?.is_empty() {
+            let mut e = FieldErrors::new();
+            e.add("nodes", "a scenario needs at least one node to publish");
+            return Err(CampaignError::Invalid(e));
+        }
+        let version = self.play.store.publish_scenario(s.id).await?;
+        Ok(json!({"id": s.id, "source_version": version}))
+    }
+
+    /// Pending consequences across the actor's assignments (for the author door).
+    pub async fn pending_reviews(&self, actor: &User) -> Result<Value, CampaignError> {
+        let mut out = Vec::new();
+        for a in self.play.store.assignments_of(actor.id, LIST_LIMIT).await? {
+            if a.gm_id != actor.id {
+                continue;
+            }
+            let pending: Vec<Value> = self
+                .play
+                .store
+                .consequences(a.id)
+                .await?
+                .into_iter()
+                .filter(|c| c.status == crate::domain::ConsequenceStatus::Pending)
+                .map(|c| json!({"id": c.id, "version": c.version, "category": c.category.as_str(), "description": c.description}))
+                .collect();
+            if !pending.is_empty() {
+                out.push(json!({"assignment_id": a.id, "character": a.character, "version": a.version, "status": a.status.as_str(), "pending": pending}));
+            }
+        }
+        Ok(json!({"assignments": out}))
+    }
+
+    // ---- author tokens ----
+
+    /// Generates an author personal token for the actor; the plaintext is returned once.
+    pub async fn create_author_token(&self, actor: &User, name: &str) -> Result<Value, CampaignError> {
+        Self::require_gm(actor)?;
+        let mut e = FieldErrors::new();
+        e.text("name", name, 1, 100);
+        e.into_result().map_err(CampaignError::Invalid)?;
+        let mut raw = [0u8; 20];
+        self.play.random.fill(&mut raw);
+        let plaintext = token::format_author_token(raw);
+        let now = self.now();
+        let id = self.play.random.uuid();
+        let expires_at = now + token::AUTHOR_TOKEN_TTL_MS;
+        self.play
+            .store
+            .create_author_token(&NewAuthorToken { id, user_id: actor.id, name: name.to_owned(), digest: token::digest(&plaintext), created_at: now, expires_at })
+            .await?;
+        Ok(json!({"id": id, "name": name, "token": plaintext, "expires_at": expires_at, "mcp_path": "/mcp"}))
+    }
+
+    /// The actor's author tokens (never the tokens themselves).
+    pub async fn author_tokens(&self, actor: &User) -> Result<Vec<AuthorTokenInfo>, CampaignError> {
+        Ok(self.play.store.author_tokens(actor.id).await?)
+    }
+
+    /// Revokes one of the actor's author tokens.
+    pub async fn revoke_author_token(&self, actor: &User, id: Uuid) -> Result<Value, CampaignError> {
+        if self.play.store.revoke_author_token(actor.id, id, self.now()).await? { Ok(json!({"revoked": id})) } else { Err(CampaignError::NotFound) }
+    }
+
+    // ---- wiki ----
+
+    pub async fn wiki_list(&self, actor: &User) -> Result<Value, CampaignError> {
+        let pages = self.play.store.wiki_pages(actor.id).await?;
+        Ok(json!({"pages": pages.iter().map(|p| json!({"slug": p.slug, "title": p.title, "version": p.version, "updated_at": p.updated_at})).collect::<Vec<_>>()}))
+    }
+
+    pub async fn wiki_read(&self, actor: &User, slug: &str) -> Result<WikiPage, CampaignError> {
+        self.play.store.wiki_page(actor.id, slug).await?.ok_or(CampaignError::NotFound)
+    }
+
+    pub async fn wiki_write(&self, actor: &User, write: &WikiWrite) -> Result<WikiPage, CampaignError> {
+        write.validate().map_err(CampaignError::Invalid)?;
+        match self.play.store.write_wiki_page(actor.id, write, self.now()).await? {
+            WikiWriteOutcome::Written(p) => Ok(p),
+            WikiWriteOutcome::Conflict { current } => Err(CampaignError::Conflict(format!(
+                "Wiki page {} is at version {current}, not {}. Read it again and merge.",
+                write.slug, write.expected_version
+            ))),
+        }
+    }
+
+    pub async fn wiki_search(&self, actor: &User, query: &str) -> Result<Value, CampaignError> {
+        let mut e = FieldErrors::new();
+        e.text("query", query, 1, wiki::QUERY_CHARS);
+        e.into_result().map_err(CampaignError::Invalid)?;
+        let pages = self.play.store.wiki_pages(actor.id).await?;
+        Ok(json!({"hits": wiki::search(&pages, query).into_iter().map(|(p, ex)| json!({"slug": p.slug, "title": p.title, "version": p.version, "excerpt": ex})).collect::<Vec<_>>()}))
+    }
+
+    pub async fn wiki_history(&self, actor: &User, slug: &str) -> Result<Vec<WikiPage>, CampaignError> {
+        let h = self.play.store.wiki_history(actor.id, slug).await?;
+        if h.is_empty() { Err(CampaignError::NotFound) } else { Ok(h) }
+    }
+}

@@ -1,0 +1,301 @@
+//! Store suite, people at a browser and authoring tools: password hashes, sessions, login
+//! failures and author tokens. Run on both backends by `suite!` in `store.rs`.
+
+use sidequest::domain::User;
+use sidequest::store::{
+    AuthorGrant, AuthorTokenInfo, NewAuthorToken, NewSession, SessionRecord, SharedStore,
+    StoreError,
+};
+use uuid::Uuid;
+
+use super::fixtures::*;
+
+pub async fn password_hashes(store: SharedStore) {
+    let alice = store.create_user(&new_user("alice", true)).await.unwrap();
+    let bob = store.create_user(&new_user("bob", false)).await.unwrap();
+    let created = new_user("x", false).password_hash;
+    assert_eq!(store.password_hash(alice.id).await.unwrap(), created);
+
+    let changed = "$argon2id$v=19$m=19456,t=2,p=1$bmV3$bmV3aGFzaA";
+    store
+        .set_password_hash(alice.id, Some(changed))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.password_hash(alice.id).await.unwrap().as_deref(),
+        Some(changed)
+    );
+    assert_eq!(
+        store.password_hash(bob.id).await.unwrap(),
+        created,
+        "only alice changes"
+    );
+
+    store.set_password_hash(bob.id, None).await.unwrap();
+    assert_eq!(store.password_hash(bob.id).await.unwrap(), None);
+
+    let unknown = store.set_password_hash(Uuid::new_v4(), Some(changed)).await;
+    assert!(matches!(unknown, Err(StoreError::NotFound)), "{unknown:?}");
+    assert_eq!(store.password_hash(Uuid::new_v4()).await.unwrap(), None);
+}
+
+fn new_session(digest: &str, user: &User, created_at: i64) -> NewSession {
+    NewSession {
+        digest: digest.into(),
+        user_id: user.id,
+        csrf_digest: format!("csrf-of-{digest}"),
+        created_at,
+        expires_at: created_at + DAY,
+    }
+}
+
+pub async fn sessions(store: SharedStore) {
+    let alice = store.create_user(&new_user("alice", true)).await.unwrap();
+    let bob = store.create_user(&new_user("bob", false)).await.unwrap();
+
+    store
+        .create_session(&new_session("a1", &alice, T0))
+        .await
+        .unwrap();
+    let a1 = SessionRecord {
+        user: alice.clone(),
+        csrf_digest: "csrf-of-a1".into(),
+        expires_at: T0 + DAY,
+    };
+    assert_eq!(store.session("a1").await.unwrap(), Some(a1.clone()));
+    assert_eq!(
+        store.session("A1").await.unwrap(),
+        None,
+        "digests are exact"
+    );
+    assert_eq!(store.session("nope").await.unwrap(), None);
+
+    // An expired session is still returned: the caller's clock decides.
+    store
+        .create_session(&new_session("a2", &alice, T0 - 2 * DAY))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.session("a2").await.unwrap().unwrap().expires_at,
+        T0 - DAY
+    );
+    store
+        .create_session(&new_session("b1", &bob, T0))
+        .await
+        .unwrap();
+
+    // The session shows the user as they are now.
+    store.set_user_active(alice.id, false).await.unwrap();
+    assert!(!store.session("a1").await.unwrap().unwrap().user.active);
+    store.set_user_active(alice.id, true).await.unwrap();
+
+    let dup = store.create_session(&new_session("a1", &bob, T0 + 1)).await;
+    assert!(matches!(dup, Err(StoreError::Conflict(_))), "{dup:?}");
+    assert_eq!(store.session("a1").await.unwrap(), Some(a1));
+    let stranger = User {
+        id: Uuid::new_v4(),
+        ..bob.clone()
+    };
+    let unknown = store
+        .create_session(&new_session("s1", &stranger, T0))
+        .await;
+    assert!(matches!(unknown, Err(StoreError::NotFound)), "{unknown:?}");
+
+    store.delete_session("a2").await.unwrap();
+    assert_eq!(store.session("a2").await.unwrap(), None);
+    store.delete_session("a2").await.unwrap(); // already gone: no error
+    assert!(store.session("a1").await.unwrap().is_some());
+
+    store
+        .create_session(&new_session("a3", &alice, T0 + 1))
+        .await
+        .unwrap();
+    assert_eq!(store.delete_sessions_of(alice.id).await.unwrap(), 2);
+    assert_eq!(store.session("a1").await.unwrap(), None);
+    assert_eq!(store.session("a3").await.unwrap(), None);
+    assert_eq!(
+        store.session("b1").await.unwrap().unwrap().user,
+        bob,
+        "bob keeps his session"
+    );
+    assert_eq!(store.delete_sessions_of(alice.id).await.unwrap(), 0);
+}
+
+pub async fn login_failures_window(store: SharedStore) {
+    for at in [T0, T0 + 10, T0 + 20] {
+        store.record_login_failure("alice", at).await.unwrap();
+    }
+    store.record_login_failure("bob", T0 + 15).await.unwrap();
+    store
+        .record_login_failure("10.0.0.1", T0 + 15)
+        .await
+        .unwrap();
+
+    assert_eq!(store.login_failures_since("alice", T0).await.unwrap(), 3);
+    assert_eq!(
+        store.login_failures_since("alice", T0 + 10).await.unwrap(),
+        2,
+        "the window includes its start"
+    );
+    assert_eq!(
+        store.login_failures_since("alice", T0 + 11).await.unwrap(),
+        1
+    );
+    assert_eq!(
+        store.login_failures_since("alice", T0 + 21).await.unwrap(),
+        0
+    );
+    assert_eq!(store.login_failures_since("bob", T0).await.unwrap(), 1);
+    assert_eq!(store.login_failures_since("10.0.0.1", 0).await.unwrap(), 1);
+    assert_eq!(store.login_failures_since("Alice", 0).await.unwrap(), 0);
+    assert_eq!(store.login_failures_since("carol", 0).await.unwrap(), 0);
+
+    // Two identical failures are two failures.
+    store.record_login_failure("bob", T0 + 15).await.unwrap();
+    assert_eq!(store.login_failures_since("bob", T0).await.unwrap(), 2);
+
+    // Failures older than a day are pruned as new ones arrive.
+    store
+        .record_login_failure("alice", T0 + 10 + DAY)
+        .await
+        .unwrap();
+    assert_eq!(store.login_failures_since("alice", 0).await.unwrap(), 3);
+    assert_eq!(store.login_failures_since("bob", 0).await.unwrap(), 2);
+    store
+        .record_login_failure("alice", T0 + 16 + DAY)
+        .await
+        .unwrap();
+    assert_eq!(store.login_failures_since("alice", 0).await.unwrap(), 3);
+    assert_eq!(store.login_failures_since("bob", 0).await.unwrap(), 0);
+    assert_eq!(store.login_failures_since("10.0.0.1", 0).await.unwrap(), 0);
+}
+
+fn new_token(user: &User, name: &str, created_at: i64) -> NewAuthorToken {
+    NewAuthorToken {
+        id: Uuid::new_v4(),
+        user_id: user.id,
+        name: name.into(),
+        digest: format!("digest-of-{name}"),
+        created_at,
+        expires_at: created_at + 30 * DAY,
+    }
+}
+
+fn info(token: &NewAuthorToken, revoked_at: Option<i64>) -> AuthorTokenInfo {
+    AuthorTokenInfo {
+        id: token.id,
+        name: token.name.clone(),
+        created_at: token.created_at,
+        expires_at: token.expires_at,
+        revoked_at,
+    }
+}
+
+pub async fn author_tokens(store: SharedStore) {
+    let gm = store.create_user(&new_user("gm", true)).await.unwrap();
+    let other = store.create_user(&new_user("other", true)).await.unwrap();
+    let laptop = new_token(&gm, "laptop", T0);
+    let desktop = new_token(&gm, "desktop", T0 + 1);
+    let theirs = new_token(&other, "theirs", T0 + 2);
+    for t in [&laptop, &desktop, &theirs] {
+        store.create_author_token(t).await.unwrap();
+    }
+
+    assert_eq!(
+        store.author_tokens(gm.id).await.unwrap(),
+        [info(&desktop, None), info(&laptop, None)],
+        "newest first, only the gm's"
+    );
+    assert_eq!(
+        store.author_tokens(other.id).await.unwrap(),
+        [info(&theirs, None)]
+    );
+    assert_eq!(store.author_tokens(Uuid::new_v4()).await.unwrap(), []);
+
+    let grant = AuthorGrant {
+        token_id: laptop.id,
+        user: gm.clone(),
+        expires_at: T0 + 30 * DAY,
+        revoked: false,
+    };
+    assert_eq!(
+        store.author_token("digest-of-laptop").await.unwrap(),
+        Some(grant.clone())
+    );
+    assert_eq!(store.author_token("nope").await.unwrap(), None);
+
+    // Only the owner revokes, and only once.
+    assert!(
+        !store
+            .revoke_author_token(gm.id, theirs.id, T0 + 5)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .author_token("digest-of-theirs")
+            .await
+            .unwrap()
+            .unwrap()
+            .revoked
+    );
+    assert!(
+        store
+            .revoke_author_token(gm.id, laptop.id, T0 + 5)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .revoke_author_token(gm.id, laptop.id, T0 + 6)
+            .await
+            .unwrap(),
+        "already revoked"
+    );
+    assert!(
+        !store
+            .revoke_author_token(gm.id, Uuid::new_v4(), T0 + 6)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store.author_token("digest-of-laptop").await.unwrap(),
+        Some(AuthorGrant {
+            revoked: true,
+            ..grant.clone()
+        })
+    );
+    assert_eq!(
+        store.author_tokens(gm.id).await.unwrap(),
+        [info(&desktop, None), info(&laptop, Some(T0 + 5))],
+        "the first revocation time stays"
+    );
+
+    // The grant shows the user as they are now.
+    store.set_user_active(gm.id, false).await.unwrap();
+    let desktop_grant = store
+        .author_token("digest-of-desktop")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(desktop_grant.token_id, desktop.id);
+    assert!(!desktop_grant.user.active);
+    assert!(!desktop_grant.revoked);
+
+    let dup = store
+        .create_author_token(&NewAuthorToken {
+            id: Uuid::new_v4(),
+            ..laptop.clone()
+        })
+        .await;
+    assert!(matches!(dup, Err(StoreError::Conflict(_))), "{dup:?}");
+    let stranger = User {
+        id: Uuid::new_v4(),
+        ..gm.clone()
+    };
+    let unknown = store
+        .create_author_token(&new_token(&stranger, "ghost", T0))
+        .await;
+    assert!(matches!(unknown, Err(StoreError::NotFound)), "{unknown:?}");
+    assert_eq!(store.author_token("digest-of-ghost").await.unwrap(), None);
+}
