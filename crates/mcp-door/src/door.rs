@@ -17,7 +17,7 @@ use rmcp::model::{CallToolResult, Implementation};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
-use crate::admission::{Admission, AdmissionError, PreAuthGate};
+use crate::admission::{Admission, AdmissionError, Permit, PreAuthGate};
 use crate::audit::{AuditRecord, AuditSink, TracingAudit};
 use crate::auth::{AuthError, AuthRequest, Authenticator, Principal};
 use crate::catalog::{CallContext, Catalog, ToolFailure, Violation};
@@ -236,20 +236,21 @@ async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
         duration_ms: 0,
         response_bytes: 0,
     };
-    let reply = if request.method() == Method::POST {
+    let (reply, permit) = if request.method() == Method::POST {
         process(&inner, request, request_id, &mut record).await
     } else {
-        Reply {
+        let reply = Reply {
             status: StatusCode::METHOD_NOT_ALLOWED,
             body: None,
             headers: vec![(header::ALLOW, "POST".into())],
             error: Some("405".into()),
-        }
+        };
+        (reply, None)
     };
     if record.error.is_none() {
         record.error = reply.error.clone();
     }
-    let (response, bytes) = finish(reply, request_id);
+    let (response, bytes) = finish(reply, request_id, permit);
     record.http_status = response.status().as_u16();
     record.response_bytes = bytes;
     record.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -257,14 +258,17 @@ async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
     response
 }
 
-fn finish(reply: Reply, request_id: Uuid) -> (Response, usize) {
+fn finish(reply: Reply, request_id: Uuid, permit: Option<Permit>) -> (Response, usize) {
     let bytes = reply.body.as_ref().map(|b| b.to_string().into_bytes());
     let len = bytes.as_ref().map_or(0, Vec::len);
     let mut response = match bytes {
         Some(b) => (
             reply.status,
             [(header::CONTENT_TYPE, "application/json")],
-            b,
+            axum::body::Body::new(HoldBody {
+                inner: http_body_util::Full::new(bytes::Bytes::from(b)),
+                _permit: permit,
+            }),
         )
             .into_response(),
         None => reply.status.into_response(),
@@ -281,19 +285,47 @@ fn finish(reply: Reply, request_id: Uuid) -> (Response, usize) {
     (response, len)
 }
 
+/// A response body that keeps the request's admission permit until the body has been sent
+/// (or the connection dropped): an admitted request holds its slot until its response is
+/// complete.
+struct HoldBody {
+    inner: http_body_util::Full<bytes::Bytes>,
+    _permit: Option<Permit>,
+}
+
+impl http_body::Body for HoldBody {
+    type Data = bytes::Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
 async fn process(
     inner: &Inner,
     request: Request,
     request_id: Uuid,
     record: &mut AuditRecord,
-) -> Reply {
+) -> (Reply, Option<Permit>) {
     let (parts, body) = request.into_parts();
     let null = Value::Null;
 
     // 1. pre-auth gate, held only while authenticating
     let pre = match inner.pre_auth.try_enter() {
         Ok(p) => p,
-        Err(e) => return Reply::admission(&e),
+        Err(e) => return (Reply::admission(&e), None),
     };
     // 2. authenticate from the headers alone
     let peer = parts
@@ -308,7 +340,7 @@ async fn process(
     let principal = match inner.auth.authenticate(&auth_request).await {
         Ok(p) => Arc::new(p),
         Err(e) => {
-            return match &e {
+            let reply = match &e {
                 AuthError::Missing | AuthError::Invalid(_) => {
                     let message = if e == AuthError::Missing {
                         "Unauthorized: missing bearer token"
@@ -342,17 +374,33 @@ async fn process(
                 )
                 .header(header::RETRY_AFTER, "1".into()),
             };
+            return (reply, None);
         }
     };
     drop(pre);
     record.principal_kind = Some(principal.kind.clone());
     record.subject = Some(principal.subject.clone());
 
-    // 3. per-credential admission; the permit is held until the reply is built
-    let _permit = match inner.admission.admit(&principal.credential).await {
+    // 3. per-credential admission; the permit rides the response body and is released when
+    // the response is complete
+    let permit = match inner.admission.admit(&principal.credential).await {
         Ok(p) => p,
-        Err(e) => return Reply::admission(&e),
+        Err(e) => return (Reply::admission(&e), None),
     };
+    let reply = admitted(inner, &parts, body, principal, request_id, record).await;
+    (reply, Some(permit))
+}
+
+/// Steps 4–6 for an admitted request.
+async fn admitted(
+    inner: &Inner,
+    parts: &http::request::Parts,
+    body: axum::body::Body,
+    principal: Arc<Principal>,
+    request_id: Uuid,
+    record: &mut AuditRecord,
+) -> Reply {
+    let null = Value::Null;
 
     let header_version = match parts.headers.get(PROTOCOL_HEADER).map(|v| v.to_str()) {
         None => None,
