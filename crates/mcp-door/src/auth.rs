@@ -105,6 +105,13 @@ pub trait Authenticator: Send + Sync + 'static {
         }
     }
 
+    /// The `WWW-Authenticate` value sent with a 401 or 403 for `error` at the request path
+    /// `path` (for challenges that name the door, e.g. RFC 9728 `resource_metadata`). The door
+    /// calls this one; by default it is [`Authenticator::challenge`].
+    fn challenge_at(&self, error: &AuthError, _path: &str) -> String {
+        self.challenge(error)
+    }
+
     /// The `WWW-Authenticate` value sent with a 403 for a missing scope.
     fn insufficient_scope_challenge(&self, scopes: &[String]) -> String {
         format!(

@@ -57,6 +57,8 @@ pub struct ToolDecl {
     pub scope: Option<String>,
     /// The principal kinds that see this tool; `None` means every kind.
     pub kinds: Option<Vec<String>>,
+    /// The tool's `_meta` object in `tools/list`, if the product adds one.
+    pub meta: Option<Map<String, Value>>,
     pub handler: Handler,
 }
 
@@ -90,6 +92,7 @@ impl ToolDecl {
             annotations: None,
             scope: None,
             kinds: None,
+            meta: None,
             handler: Arc::new(move |ctx, args| Box::pin(handler(ctx, args))),
         }
     }
@@ -106,6 +109,12 @@ impl ToolDecl {
 
     pub fn with_scope(mut self, scope: &str) -> Self {
         self.scope = Some(scope.to_owned());
+        self
+    }
+
+    /// Sets the tool's `_meta` (part of `tools/list` and so of the fingerprint).
+    pub fn with_meta(mut self, meta: Map<String, Value>) -> Self {
+        self.meta = Some(meta);
         self
     }
 
@@ -142,6 +151,9 @@ impl ToolDecl {
         }
         if let Some(a) = &self.annotations {
             tool = tool.with_annotations(a.clone());
+        }
+        if let Some(m) = &self.meta {
+            tool = tool.with_meta(rmcp::model::MetaObject(m.clone()));
         }
         Ok(tool)
     }

@@ -22,6 +22,7 @@ use crate::audit::{AuditRecord, AuditSink, TracingAudit};
 use crate::auth::{AuthError, AuthRequest, Authenticator, Principal};
 use crate::catalog::{CallContext, Catalog, ToolFailure, Violation};
 use crate::framing::{self, FramingError, JsonLimits, Message};
+use crate::gate::{GateRefusal, GateRequest, GateStage, MethodGate};
 use crate::hooks::{PromptProvider, ResourceProvider, RpcFailure};
 use crate::jsonrpc;
 
@@ -66,6 +67,33 @@ pub trait Presenter: Send + Sync + 'static {
     }
     /// The tool result for arguments that fail the input schema.
     fn invalid_arguments(&self, tool: &str, violations: &[Violation]) -> CallToolResult;
+    /// [`Presenter::invalid_arguments`] with the call's context (its request id and
+    /// principal), for products whose error bodies carry them. The door calls this one.
+    fn invalid_arguments_in(
+        &self,
+        _ctx: &CallContext,
+        tool: &str,
+        violations: &[Violation],
+    ) -> CallToolResult {
+        self.invalid_arguments(tool, violations)
+    }
+    /// `capabilities` of `initialize`, given the door's own (tools, plus resources and prompts
+    /// when their providers are set); a product may adjust flags such as `listChanged`.
+    fn initialize_capabilities(&self, _principal: &Principal, capabilities: Value) -> Value {
+        capabilities
+    }
+    /// Message and `data` of the −32602 answer for a tool name no declaration has.
+    fn unknown_tool(&self, tool: &str, _kind: &str) -> (String, Option<Value>) {
+        (format!("Unknown tool: {tool}"), None)
+    }
+    /// Message and `data` of the HTTP 403 / −32003 answer for a tool outside the granted
+    /// scopes. The `WWW-Authenticate` challenge stays the authenticator's.
+    fn scope_refused(&self, tool: &str, required: &str, _granted: &[String]) -> (String, Value) {
+        (
+            format!("Insufficient scope: {tool} needs {required}"),
+            json!({"required_scope": required}),
+        )
+    }
     /// Message and `data` of the −32601 answer for a tool hidden from this kind.
     fn hidden_tool(&self, tool: &str, kind: &str) -> (String, Value) {
         (
@@ -86,6 +114,7 @@ struct Inner {
     resources: Option<Arc<dyn ResourceProvider>>,
     prompts: Option<Arc<dyn PromptProvider>>,
     audit: Arc<dyn AuditSink>,
+    gate: Option<Arc<dyn MethodGate>>,
 }
 
 /// One authenticated MCP endpoint.
@@ -114,6 +143,7 @@ impl Door {
                 resources: None,
                 prompts: None,
                 audit: Arc::new(TracingAudit),
+                gate: None,
             },
         }
     }
@@ -141,6 +171,13 @@ impl Door {
 
     pub fn with_audit(mut self, sink: Arc<dyn AuditSink>) -> Self {
         self.inner.audit = sink;
+        self
+    }
+
+    /// Consults `gate` after framing (every request) and before argument validation (every
+    /// resolved `tools/call`); see [`MethodGate`].
+    pub fn with_method_gate(mut self, gate: Arc<dyn MethodGate>) -> Self {
+        self.inner.gate = Some(gate);
         self
     }
 
@@ -192,6 +229,24 @@ impl Reply {
     fn header(mut self, name: HeaderName, value: String) -> Self {
         self.headers.push((name, value));
         self
+    }
+
+    fn gate(id: &Value, refusal: GateRefusal) -> Self {
+        let mut reply = Self {
+            status: refusal.status,
+            body: Some(jsonrpc::error(
+                id,
+                refusal.code,
+                &refusal.message,
+                refusal.data,
+            )),
+            headers: Vec::new(),
+            error: Some(refusal.code.to_string()),
+        };
+        if let Some(secs) = refusal.retry_after_secs {
+            reply = reply.header(header::RETRY_AFTER, secs.to_string());
+        }
+        reply
     }
 
     fn admission(e: &AdmissionError) -> Self {
@@ -353,7 +408,10 @@ async fn process(
                         jsonrpc::SERVER_ERROR,
                         message,
                     )
-                    .header(header::WWW_AUTHENTICATE, inner.auth.challenge(&e))
+                    .header(
+                        header::WWW_AUTHENTICATE,
+                        inner.auth.challenge_at(&e, parts.uri.path()),
+                    )
                 }
                 AuthError::Forbidden { code, message } => Reply {
                     status: StatusCode::FORBIDDEN,
@@ -363,7 +421,10 @@ async fn process(
                         message,
                         Some(json!({"code": code})),
                     )),
-                    headers: vec![(header::WWW_AUTHENTICATE, inner.auth.challenge(&e))],
+                    headers: vec![(
+                        header::WWW_AUTHENTICATE,
+                        inner.auth.challenge_at(&e, parts.uri.path()),
+                    )],
                     error: Some(code.clone()),
                 },
                 AuthError::Unavailable => Reply::status(
@@ -480,6 +541,23 @@ async fn admitted(
         Message::Request { id, method, params } => (id, method, params.unwrap_or_default()),
     };
     record.method = Some(method.clone());
+    if let Some(gate) = &inner.gate {
+        let tool = if method == "tools/call" {
+            params.get("name").and_then(Value::as_str)
+        } else {
+            None
+        };
+        let request = GateRequest {
+            stage: GateStage::Framed,
+            principal: &principal,
+            method: &method,
+            tool,
+            request_id,
+        };
+        if let Err(refusal) = gate.check(&request).await {
+            return Reply::gate(&id, refusal);
+        }
+    }
     let ctx = CallContext {
         principal: Arc::clone(&principal),
         request_id,
@@ -591,6 +669,9 @@ fn initialize(inner: &Inner, principal: &Principal, params: &Map<String, Value>)
     if inner.prompts.is_some() {
         capabilities["prompts"] = json!({"listChanged": false});
     }
+    let capabilities = inner
+        .presenter
+        .initialize_capabilities(principal, capabilities);
     let fingerprint = inner.catalog.fingerprint(&principal.kind);
     let mut result = json!({
         "protocolVersion": version,
@@ -636,12 +717,8 @@ async fn call_tool(
     };
     record.arguments = Some(arguments.clone());
     let Some(decl) = inner.catalog.get(name) else {
-        return Reply::rpc_error(
-            id,
-            jsonrpc::INVALID_PARAMS,
-            &format!("Unknown tool: {name}"),
-            None,
-        );
+        let (message, data) = inner.presenter.unknown_tool(name, &ctx.principal.kind);
+        return Reply::rpc_error(id, jsonrpc::INVALID_PARAMS, &message, data);
     };
     let kind = ctx.principal.kind.clone();
     if !decl.visible_to(&kind) {
@@ -653,13 +730,16 @@ async fn call_tool(
     {
         let mut wanted = ctx.principal.scopes.clone();
         wanted.push(scope.clone());
+        let (message, data) = inner
+            .presenter
+            .scope_refused(name, scope, &ctx.principal.scopes);
         return Reply {
             status: StatusCode::FORBIDDEN,
             body: Some(jsonrpc::error(
                 id,
                 jsonrpc::INSUFFICIENT_SCOPE,
-                &format!("Insufficient scope: {name} needs {scope}"),
-                Some(json!({"required_scope": scope})),
+                &message,
+                Some(data),
             )),
             headers: vec![(
                 header::WWW_AUTHENTICATE,
@@ -667,6 +747,18 @@ async fn call_tool(
             )],
             error: Some("insufficient_scope".into()),
         };
+    }
+    if let Some(gate) = &inner.gate {
+        let request = GateRequest {
+            stage: GateStage::ToolResolved,
+            principal: &ctx.principal,
+            method: "tools/call",
+            tool: Some(name),
+            request_id: ctx.request_id,
+        };
+        if let Err(refusal) = gate.check(&request).await {
+            return Reply::gate(id, refusal);
+        }
     }
     let violations = inner.catalog.validate(name, &arguments);
     let outcome = if violations.is_empty() {
@@ -706,7 +798,9 @@ async fn call_tool(
             Ok(Ok(result)) => result,
         }
     } else {
-        inner.presenter.invalid_arguments(name, &violations)
+        inner
+            .presenter
+            .invalid_arguments_in(&ctx, name, &violations)
     };
     let mut outcome = outcome;
     outcome.result_type = None; // newer than every version we negotiate

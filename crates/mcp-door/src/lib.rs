@@ -15,6 +15,7 @@ pub mod catalog;
 pub mod clock;
 pub mod door;
 pub mod framing;
+pub mod gate;
 pub mod hooks;
 pub mod jsonrpc;
 
@@ -28,6 +29,7 @@ pub use catalog::{
 };
 pub use clock::{Clock, FakeClock, SystemClock};
 pub use door::{Door, DoorConfig, Presenter, SUPPORTED_PROTOCOL_VERSIONS};
+pub use gate::{GateRefusal, GateRequest, GateStage, MethodGate};
 pub use hooks::{PromptProvider, ResourceProvider, RpcFailure};
 
 /// Re-exported so products build tool results and annotations with the same wire types.

@@ -11,6 +11,7 @@ mod audit;
 mod auth;
 mod body;
 mod framing;
+mod gate;
 mod lifecycle;
 mod listener;
 mod redis;

@@ -1,0 +1,167 @@
+//! Operator actions over the store, shared by the CLI and the tests: accounts, agents and
+//! their service keys, feedback replies. No HTTP here.
+
+use uuid::Uuid;
+
+use crate::domain::{
+    FeedbackStatus, Kind, Millis, Random, Tier, digest, new_public_id, new_service_key, new_uuid,
+};
+use crate::store::{Account, Agent, Feedback, FeedbackReply, SharedStore, StoreError};
+
+/// An operator action that failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AdminError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("not found: {0}")]
+    NotFound(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Creates an account (member unless `tier` says otherwise), timezone UTC.
+pub async fn create_account(
+    store: &SharedStore,
+    random: &dyn Random,
+    now: Millis,
+    email: Option<&str>,
+    tier: Tier,
+) -> Result<Account, AdminError> {
+    let email = email.map(|e| e.trim().to_lowercase());
+    if let Some(e) = &email
+        && (!e.contains('@') || e.len() > 254)
+    {
+        return Err(AdminError::Invalid(format!(
+            "{e:?} is not an email address"
+        )));
+    }
+    let account = Account {
+        id: new_uuid(random),
+        email,
+        tier,
+        timezone: "UTC".into(),
+        primary_player_tag: None,
+        created_at: now,
+    };
+    store.create_account(&account).await?;
+    Ok(account)
+}
+
+/// A created agent and its service key (shown once).
+#[derive(Debug, Clone)]
+pub struct IssuedAgent {
+    pub agent: Agent,
+    pub service_key: String,
+}
+
+/// Creates an agent or integration for `owner` with a fresh public id and service key.
+pub async fn create_agent(
+    store: &SharedStore,
+    random: &dyn Random,
+    now: Millis,
+    owner: Uuid,
+    name: &str,
+    kind: Kind,
+) -> Result<IssuedAgent, AdminError> {
+    if kind == Kind::Person {
+        return Err(AdminError::Invalid(
+            "an agent is of kind agent or integration".into(),
+        ));
+    }
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 80 {
+        return Err(AdminError::Invalid(
+            "the name must have 1 to 80 characters".into(),
+        ));
+    }
+    if store.account(owner).await?.is_none() {
+        return Err(AdminError::NotFound(format!("account {owner}")));
+    }
+    let service_key = new_service_key(random);
+    let agent = Agent {
+        id: new_uuid(random),
+        public_id: new_public_id(random),
+        owner_account_id: owner,
+        name: name.to_owned(),
+        kind,
+        suspended: false,
+        key_digest: Some(digest(&service_key)),
+        key_scopes: String::new(),
+        timezone: None,
+        created_at: now,
+    };
+    store.create_agent(&agent).await?;
+    Ok(IssuedAgent { agent, service_key })
+}
+
+async fn agent_by_public_id(store: &SharedStore, public_id: &str) -> Result<Agent, AdminError> {
+    store
+        .agent_by_public_id(public_id)
+        .await?
+        .ok_or_else(|| AdminError::NotFound(format!("agent {public_id}")))
+}
+
+/// Replaces the agent's key; the public id, identities and read pointers stay. Returns the new key.
+pub async fn rotate_key(
+    store: &SharedStore,
+    random: &dyn Random,
+    public_id: &str,
+) -> Result<String, AdminError> {
+    let agent = agent_by_public_id(store, public_id).await?;
+    let key = new_service_key(random);
+    store.set_agent_key(agent.id, Some(&digest(&key))).await?;
+    Ok(key)
+}
+
+/// Revokes the agent's key (OAuth grants to the door are unaffected).
+pub async fn revoke_key(store: &SharedStore, public_id: &str) -> Result<(), AdminError> {
+    let agent = agent_by_public_id(store, public_id).await?;
+    Ok(store.set_agent_key(agent.id, None).await?)
+}
+
+/// Suspends or resumes the agent: a suspended agent's credentials answer 401 "suspended".
+pub async fn set_suspended(
+    store: &SharedStore,
+    public_id: &str,
+    suspended: bool,
+) -> Result<(), AdminError> {
+    let agent = agent_by_public_id(store, public_id).await?;
+    Ok(store.set_agent_suspended(agent.id, suspended).await?)
+}
+
+/// The operator's reply to a report: a status, optionally a response (delivered on the
+/// reporter's next `elixir_my_feedback` page) and the release it shipped in.
+pub async fn reply_feedback(
+    store: &SharedStore,
+    now: Millis,
+    id: i64,
+    status: FeedbackStatus,
+    message: Option<&str>,
+    shipped_in: Option<&str>,
+) -> Result<Feedback, AdminError> {
+    if status == FeedbackStatus::New {
+        return Err(AdminError::Invalid(
+            "a reply moves a report out of new (seen, planned, done or declined)".into(),
+        ));
+    }
+    if message.is_some_and(|m| m.trim().is_empty() || m.chars().count() > 4000) {
+        return Err(AdminError::Invalid(
+            "the reply must have 1 to 4000 characters".into(),
+        ));
+    }
+    match store
+        .reply_feedback(&FeedbackReply {
+            id,
+            status,
+            response: message.map(str::to_owned),
+            shipped_in: shipped_in.map(str::to_owned),
+            related_tools: None,
+            at: now,
+        })
+        .await
+    {
+        Err(StoreError::NotFound) => Err(AdminError::NotFound(format!("feedback {id}"))),
+        other => Ok(other?),
+    }
+}

@@ -1,0 +1,244 @@
+//! Assembling the server: shared services, one door per principal kind (`/mcp`,
+//! `/a/{public_id}/mcp`, `/i/{public_id}/mcp`) with its catalog, authenticator, presenter,
+//! method gate and audit, and `run` with graceful shutdown.
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use mcp_door::{
+    Admission, Clock, Door, DoorConfig, Limits, LocalAdmission, PreAuthGate, RedisAdmission,
+};
+use tokio::net::TcpListener;
+
+use crate::audit::{AuditWriter, ElixirAudit};
+use crate::auth::{AccessTokenVerifier, DoorAuth};
+use crate::content::Content;
+use crate::domain::{Kind, Random};
+use crate::limits::Limiter;
+use crate::mcp::ElixirPresenter;
+use crate::resources::Docs;
+use crate::services::{ScratchPad, Services, Settings};
+use crate::store::{self, DbOptions, SharedStore};
+use crate::tools::{self, Flag, ToolSpec};
+
+/// Everything `serve` is configured with.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub database_url: String,
+    /// Redis for the door's per-credential admission across instances (in-process when absent).
+    pub redis_url: Option<String>,
+    pub redis_prefix: String,
+    /// The door's per-credential admission (burst and concurrency guard in front of metering).
+    pub limits: Limits,
+    pub pre_auth_concurrency: usize,
+    pub db: DbOptions,
+    pub door: DoorConfig,
+    pub settings: Settings,
+    pub drain_timeout: Duration,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        Self {
+            database_url: "sqlite://elixir.db".into(),
+            redis_url: None,
+            redis_prefix: "elixir:admission".into(),
+            limits: Limits {
+                rate_per_window: 600,
+                window: Duration::from_secs(60),
+                credential_concurrency: 8,
+                global_concurrency: 64,
+                lease: Duration::from_secs(120),
+            },
+            pre_auth_concurrency: 64,
+            db: DbOptions::default(),
+            door: DoorConfig::default(),
+            settings: Settings::default(),
+            drain_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A failure to start the server.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    #[error("database: {0}")]
+    Store(#[from] store::StoreError),
+    #[error("admission: {0}")]
+    Admission(#[from] mcp_door::AdmissionError),
+    #[error("catalog: {0}")]
+    Catalog(#[from] mcp_door::CatalogError),
+    #[error("content: {0}")]
+    Content(String),
+    #[error("server: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The state the doors share.
+#[derive(Clone)]
+pub struct AppState {
+    pub services: Arc<Services>,
+    pub specs: Arc<Vec<ToolSpec>>,
+    pub admission: Arc<dyn Admission>,
+    pub pre_auth: PreAuthGate,
+    pub door: DoorConfig,
+    /// The OAuth access-token verifier (mcp-oauth's, once wired); `None` refuses OAuth tokens.
+    pub verifier: Option<Arc<dyn AccessTokenVerifier>>,
+}
+
+impl AppState {
+    /// Builds the state over a migrated store with the registry of this build.
+    pub async fn new(
+        store: SharedStore,
+        config: &ServeConfig,
+        clock: Arc<dyn Clock>,
+        random: Arc<dyn Random>,
+    ) -> Result<Self, StartError> {
+        Self::with_specs(store, config, clock, random, tools::registry()).await
+    }
+
+    /// [`AppState::new`] with an explicit registry (tests add test-only tools).
+    pub async fn with_specs(
+        store: SharedStore,
+        config: &ServeConfig,
+        clock: Arc<dyn Clock>,
+        random: Arc<dyn Random>,
+        specs: Vec<ToolSpec>,
+    ) -> Result<Self, StartError> {
+        let admission: Arc<dyn Admission> = match &config.redis_url {
+            Some(url) => Arc::new(
+                RedisAdmission::connect(url, &config.redis_prefix, config.limits.clone()).await?,
+            ),
+            None => Arc::new(LocalAdmission::new(
+                config.limits.clone(),
+                Arc::clone(&clock),
+            )),
+        };
+        let content = Content::load(&tools::docs_sections(&specs)).map_err(StartError::Content)?;
+        let services = Arc::new(Services {
+            audit: AuditWriter::spawn(Arc::clone(&store)),
+            store,
+            clock,
+            random,
+            content: Arc::new(content),
+            scratch: ScratchPad::default(),
+            settings: Settings {
+                public_url: config.settings.public_url.trim_end_matches('/').to_owned(),
+                ..config.settings.clone()
+            },
+        });
+        Ok(Self {
+            services,
+            specs: Arc::new(specs),
+            admission,
+            pre_auth: PreAuthGate::new(config.pre_auth_concurrency),
+            door: config.door.clone(),
+            verifier: None,
+        })
+    }
+
+    pub fn with_verifier(mut self, verifier: Arc<dyn AccessTokenVerifier>) -> Self {
+        self.verifier = Some(verifier);
+        self
+    }
+}
+
+/// The axum path of a kind's door.
+pub fn door_path(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Person => "/mcp",
+        Kind::Agent => "/a/{public_id}/mcp",
+        Kind::Integration => "/i/{public_id}/mcp",
+    }
+}
+
+/// The router of every door.
+pub fn app(state: &AppState) -> Result<Router, StartError> {
+    let unmetered: HashSet<String> = state
+        .specs
+        .iter()
+        .filter(|s| s.has(Flag::U))
+        .map(|s| s.name.to_owned())
+        .collect();
+    let gate = Arc::new(Limiter {
+        services: Arc::clone(&state.services),
+        unmetered,
+    });
+    let docs = Arc::new(Docs {
+        services: Arc::clone(&state.services),
+    });
+    let audit = Arc::new(ElixirAudit {
+        services: Arc::clone(&state.services),
+    });
+    let mut router = Router::new();
+    for kind in Kind::ALL {
+        let catalog = Arc::new(tools::catalog(&state.specs, kind, &state.services)?);
+        let visible = state
+            .specs
+            .iter()
+            .filter(|s| s.kinds.contains(&kind))
+            .map(|s| s.name.to_owned())
+            .collect();
+        let door = Door::new(
+            door_path(kind),
+            Arc::new(DoorAuth {
+                kind,
+                services: Arc::clone(&state.services),
+                verifier: state.verifier.clone(),
+            }),
+            catalog,
+            Arc::clone(&state.admission),
+            Arc::new(ElixirPresenter {
+                kind,
+                services: Arc::clone(&state.services),
+                visible,
+            }),
+        )
+        .with_config(state.door.clone())
+        .with_pre_auth(state.pre_auth.clone())
+        .with_resources(docs.clone())
+        .with_prompts(docs.clone())
+        .with_audit(audit.clone())
+        .with_method_gate(gate.clone());
+        router = router.merge(door.router());
+    }
+    Ok(router.route("/healthz", axum::routing::get(|| async { "ok" })))
+}
+
+/// Connects, migrates and serves on `listener` until `shutdown` resolves, then drains.
+pub async fn run(
+    config: ServeConfig,
+    listener: TcpListener,
+    clock: Arc<dyn Clock>,
+    random: Arc<dyn Random>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), StartError> {
+    let store = store::connect(&config.database_url, &config.db).await?;
+    store.migrate().await?;
+    let state = AppState::new(store, &config, clock, random).await?;
+    let router = app(&state)?;
+    tracing::info!(address = %listener.local_addr()?, "elixir serving /mcp, /a/{{public_id}}/mcp and /i/{{public_id}}/mcp");
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let server = axum::serve(
+        listener,
+        router.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move {
+        shutdown.await;
+        let _ = stop_tx.send(true);
+    });
+    let drain = config.drain_timeout;
+    let mut stopped = stop_rx.clone();
+    tokio::select! {
+        r = server => r?,
+        _ = async move {
+            let _ = stopped.wait_for(|s| *s).await;
+            tokio::time::sleep(drain).await;
+        } => tracing::warn!("drain timeout reached; closing remaining connections"),
+    }
+    Ok(())
+}

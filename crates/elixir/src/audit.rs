@@ -1,0 +1,136 @@
+//! The call log: every `tools/call` that reached a principal becomes one `audit` row (request
+//! id, account, agent, door, tool, arguments and answer trimmed at 4,000 bytes, error code,
+//! duration). The door's audit hook must not block, so rows go through a channel to one
+//! writer task; [`AuditWriter::flush`] waits until everything queued so far is stored (the
+//! feedback tool uses it to find the caller's previous call).
+
+use std::sync::Arc;
+
+use mcp_door::{AuditRecord, AuditSink, TracingAudit};
+use tokio::sync::{mpsc, oneshot};
+use uuid::Uuid;
+
+use crate::domain::trim_bytes;
+use crate::services::Services;
+use crate::store::{AuditEntry, SharedStore};
+
+/// Arguments and answers are kept up to this many bytes.
+pub const AUDIT_TRIM_BYTES: usize = 4_000;
+
+enum Msg {
+    Entry(Box<AuditEntry>),
+    Flush(oneshot::Sender<()>),
+}
+
+/// The queue in front of the writer task.
+#[derive(Debug, Clone)]
+pub struct AuditWriter {
+    tx: mpsc::UnboundedSender<Msg>,
+}
+
+impl std::fmt::Debug for Msg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("audit message")
+    }
+}
+
+impl AuditWriter {
+    /// Starts the writer task on the current runtime. It ends when every writer is dropped.
+    pub fn spawn(store: SharedStore) -> Self {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+        tokio::spawn(async move {
+            while let Some(msg) = rx.recv().await {
+                match msg {
+                    Msg::Entry(entry) => {
+                        if let Err(e) = store.insert_audit(&entry).await {
+                            tracing::warn!(request_id = %entry.request_id, error = %e, "audit row not stored");
+                        }
+                    }
+                    Msg::Flush(done) => {
+                        let _ = done.send(());
+                    }
+                }
+            }
+        });
+        Self { tx }
+    }
+
+    pub fn submit(&self, entry: AuditEntry) {
+        let _ = self.tx.send(Msg::Entry(Box::new(entry)));
+    }
+
+    /// Resolves once every row queued before this call has been written (or failed).
+    pub async fn flush(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send(Msg::Flush(tx)).is_ok() {
+            let _ = rx.await;
+        }
+    }
+}
+
+/// The principal subject the authenticator sets: `account:<id>` for a person,
+/// `agent:<agent id>:account:<owner id>` for an agent or integration.
+pub fn subject_ids(subject: &str) -> (Option<Uuid>, Option<Uuid>) {
+    let parts: Vec<&str> = subject.split(':').collect();
+    match parts.as_slice() {
+        ["account", a] => (Uuid::parse_str(a).ok(), None),
+        ["agent", g, "account", a] => (Uuid::parse_str(a).ok(), Uuid::parse_str(g).ok()),
+        _ => (None, None),
+    }
+}
+
+/// The door's audit hook: logs every request and queues a row for each tool call.
+pub struct ElixirAudit {
+    pub services: Arc<Services>,
+}
+
+impl AuditSink for ElixirAudit {
+    fn record(&self, record: AuditRecord) {
+        let scratch = self.services.scratch.take(record.request_id);
+        let (Some(tool), Some(subject)) = (record.tool.clone(), record.subject.clone()) else {
+            TracingAudit.record(record);
+            return;
+        };
+        let (account_id, agent_id) = subject_ids(&subject);
+        let arguments = record
+            .arguments
+            .as_ref()
+            .map(|a| trim_bytes(&a.to_string(), AUDIT_TRIM_BYTES));
+        let entry = AuditEntry {
+            request_id: record.request_id,
+            account_id,
+            agent_id,
+            door: record.door.clone(),
+            tool: Some(tool),
+            arguments,
+            response: scratch
+                .response
+                .as_deref()
+                .map(|r| trim_bytes(r, AUDIT_TRIM_BYTES)),
+            error_code: scratch.error_code.or_else(|| record.error.clone()),
+            duration_ms: i64::try_from(record.duration_ms).unwrap_or(i64::MAX),
+            created_at: self.services.now(),
+        };
+        TracingAudit.record(record);
+        self.services.audit.submit(entry);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::subject_ids;
+
+    #[test]
+    fn subjects_parse_back() {
+        let a = "7b1f8c9e-1111-4222-8333-444455556666";
+        let g = "0d4e5f6a-1111-4222-8333-444455556666";
+        assert_eq!(
+            subject_ids(&format!("account:{a}")).0.unwrap().to_string(),
+            a
+        );
+        let (acc, agent) = subject_ids(&format!("agent:{g}:account:{a}"));
+        assert_eq!(acc.unwrap().to_string(), a);
+        assert_eq!(agent.unwrap().to_string(), g);
+        assert_eq!(subject_ids("nonsense"), (None, None));
+    }
+}

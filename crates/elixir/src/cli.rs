@@ -1,0 +1,384 @@
+//! The `elixir` command line: serve, migrate, account, agent, feedback and changelog. Every
+//! flag can also be set through an `ELIXIR_*` environment variable.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use clap::{Args, Parser, Subcommand};
+use mcp_door::{Clock, SystemClock};
+use serde_json::json;
+
+use crate::admin;
+use crate::app::{self, ServeConfig};
+use crate::content::Content;
+use crate::domain::{FeedbackStatus, Kind, OsRandom, Random, Tier, iso};
+use crate::services::Settings;
+use crate::store::{self, DbOptions, SharedStore};
+
+/// Elixir: a Clash Royale history recorder behind OAuth-protected MCP doors.
+#[derive(Debug, Parser)]
+#[command(name = "elixir", version, about)]
+pub struct Cli {
+    /// Database: `sqlite://FILE` (created if missing; the embedded default) or `postgres://…`.
+    #[arg(
+        long,
+        global = true,
+        env = "ELIXIR_DATABASE_URL",
+        default_value = "sqlite://elixir.db"
+    )]
+    pub database_url: String,
+    /// Log format: `text` or `json`.
+    #[arg(long, global = true, env = "ELIXIR_LOG_FORMAT", default_value = "text")]
+    pub log_format: String,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Migrate the database, then serve the doors.
+    Serve(ServeArgs),
+    /// Apply database migrations and exit.
+    Migrate,
+    /// Manage accounts.
+    #[command(subcommand)]
+    Account(AccountCommand),
+    /// Manage agents and integrations and their service keys.
+    #[command(subcommand)]
+    Agent(AgentCommand),
+    /// Read and answer feedback.
+    #[command(subcommand)]
+    Feedback(FeedbackCommand),
+    /// Print the embedded changelog as JSON, newest first.
+    Changelog,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "ELIXIR_BIND", default_value = "127.0.0.1:8090")]
+    pub bind: SocketAddr,
+    /// The public origin the doors are reached at (challenges and OAuth resources name it).
+    #[arg(
+        long,
+        env = "ELIXIR_PUBLIC_URL",
+        default_value = "https://elixir.poapkings.com"
+    )]
+    pub public_url: String,
+    /// Redis URL for the door's per-credential admission shared by every instance; hourly and
+    /// daily metering stay in the database.
+    #[arg(long, env = "ELIXIR_REDIS_URL")]
+    pub redis_url: Option<String>,
+    /// Authenticated requests per principal per UTC clock hour.
+    #[arg(long, env = "ELIXIR_HOURLY_RATE", default_value_t = 300, value_parser = clap::value_parser!(i64).range(1..))]
+    pub hourly_rate: i64,
+    /// Database connections in the pool.
+    #[arg(long, env = "ELIXIR_DB_MAX_CONNECTIONS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
+    pub db_max_connections: u32,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AccountCommand {
+    /// Create an account.
+    Create {
+        #[arg(long, env = "ELIXIR_ACCOUNT_EMAIL")]
+        email: String,
+        /// member, leader, family, partner or admin.
+        #[arg(long, env = "ELIXIR_ACCOUNT_TIER", default_value = "member")]
+        tier: String,
+        /// Print JSON.
+        #[arg(long, env = "ELIXIR_JSON")]
+        json: bool,
+    },
+    /// Set an account's tier.
+    SetTier {
+        #[arg(long, env = "ELIXIR_ACCOUNT_EMAIL")]
+        email: String,
+        #[arg(long, env = "ELIXIR_ACCOUNT_TIER")]
+        tier: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentCommand {
+    /// Create an agent (or integration) for an account; prints its public id and service key once.
+    Create {
+        /// The owner's email.
+        #[arg(long, env = "ELIXIR_AGENT_OWNER")]
+        owner: String,
+        #[arg(long, env = "ELIXIR_AGENT_NAME")]
+        name: String,
+        /// agent or integration.
+        #[arg(long, env = "ELIXIR_AGENT_KIND", default_value = "agent")]
+        kind: String,
+        #[arg(long, env = "ELIXIR_JSON")]
+        json: bool,
+    },
+    /// Replace the agent's service key (printed once); the old one stops working.
+    RotateKey {
+        #[arg(long, env = "ELIXIR_AGENT_PUBLIC_ID")]
+        public_id: String,
+        #[arg(long, env = "ELIXIR_JSON")]
+        json: bool,
+    },
+    /// Revoke the agent's service key.
+    RevokeKey {
+        #[arg(long, env = "ELIXIR_AGENT_PUBLIC_ID")]
+        public_id: String,
+    },
+    /// Suspend the agent: every credential of its door answers 401 "suspended".
+    Suspend {
+        #[arg(long, env = "ELIXIR_AGENT_PUBLIC_ID")]
+        public_id: String,
+    },
+    /// Resume a suspended agent.
+    Resume {
+        #[arg(long, env = "ELIXIR_AGENT_PUBLIC_ID")]
+        public_id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FeedbackCommand {
+    /// List reports, newest first, as JSON lines.
+    List {
+        /// Only reports in this status.
+        #[arg(long, env = "ELIXIR_FEEDBACK_STATUS")]
+        status: Option<String>,
+        #[arg(long, env = "ELIXIR_FEEDBACK_LIMIT", default_value_t = 50)]
+        limit: i64,
+    },
+    /// Set a report's status and optionally reply (delivered on the reporter's next page).
+    Reply {
+        #[arg(long, env = "ELIXIR_FEEDBACK_ID")]
+        id: i64,
+        /// seen, planned, done or declined.
+        #[arg(long, env = "ELIXIR_FEEDBACK_STATUS")]
+        status: String,
+        #[arg(long, env = "ELIXIR_FEEDBACK_MESSAGE")]
+        message: Option<String>,
+        /// The release that shipped the fix.
+        #[arg(long, env = "ELIXIR_FEEDBACK_SHIPPED_IN")]
+        shipped_in: Option<String>,
+    },
+}
+
+/// Initializes logging (`RUST_LOG` filters; default `info`).
+pub fn init_tracing(format: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if format == "json" {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+async fn open(url: &str) -> anyhow::Result<SharedStore> {
+    let store = store::connect(url, &DbOptions::default())
+        .await
+        .context("connecting to the database")?;
+    store.migrate().await.context("migrating the database")?;
+    Ok(store)
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    tracing::info!("shutdown signal received; draining");
+}
+
+fn tier(text: &str) -> anyhow::Result<Tier> {
+    Tier::parse(text)
+        .with_context(|| format!("unknown tier {text:?} (member, leader, family, partner, admin)"))
+}
+
+/// Runs a parsed command line.
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let random: Arc<dyn Random> = Arc::new(OsRandom);
+    match cli.command {
+        Command::Serve(args) => {
+            let config = ServeConfig {
+                database_url: cli.database_url.clone(),
+                redis_url: args.redis_url.clone(),
+                db: DbOptions {
+                    max_connections: args.db_max_connections,
+                    ..DbOptions::default()
+                },
+                settings: Settings {
+                    public_url: args.public_url.clone(),
+                    hourly_rate: args.hourly_rate,
+                },
+                ..ServeConfig::default()
+            };
+            let listener = tokio::net::TcpListener::bind(args.bind)
+                .await
+                .with_context(|| format!("binding {}", args.bind))?;
+            app::run(config, listener, clock, random, shutdown_signal()).await?;
+        }
+        Command::Migrate => {
+            open(&cli.database_url).await?;
+            println!("migrated");
+        }
+        Command::Account(cmd) => {
+            let store = open(&cli.database_url).await?;
+            match cmd {
+                AccountCommand::Create {
+                    email,
+                    tier: t,
+                    json,
+                } => {
+                    let account = admin::create_account(
+                        &store,
+                        random.as_ref(),
+                        clock.now_millis(),
+                        Some(&email),
+                        tier(&t)?,
+                    )
+                    .await?;
+                    if json {
+                        println!(
+                            "{}",
+                            json!({"id": account.id, "email": account.email, "tier": account.tier.as_str(), "created_at": iso(account.created_at)})
+                        );
+                    } else {
+                        println!("created account {} ({})", account.id, account.tier.as_str());
+                    }
+                }
+                AccountCommand::SetTier { email, tier: t } => {
+                    let Some(account) =
+                        store.account_by_email(&email.trim().to_lowercase()).await?
+                    else {
+                        bail!("no account with email {email}")
+                    };
+                    store.set_account_tier(account.id, tier(&t)?).await?;
+                    println!("{email} is now {t}");
+                }
+            }
+        }
+        Command::Agent(cmd) => {
+            let store = open(&cli.database_url).await?;
+            match cmd {
+                AgentCommand::Create {
+                    owner,
+                    name,
+                    kind,
+                    json,
+                } => {
+                    let Some(account) =
+                        store.account_by_email(&owner.trim().to_lowercase()).await?
+                    else {
+                        bail!("no account with email {owner}")
+                    };
+                    let kind = match Kind::parse(&kind) {
+                        Some(k @ (Kind::Agent | Kind::Integration)) => k,
+                        _ => bail!("--kind is agent or integration"),
+                    };
+                    let issued = admin::create_agent(
+                        &store,
+                        random.as_ref(),
+                        clock.now_millis(),
+                        account.id,
+                        &name,
+                        kind,
+                    )
+                    .await?;
+                    let prefix = kind.door_prefix().unwrap_or("a");
+                    if json {
+                        println!(
+                            "{}",
+                            json!({"public_id": issued.agent.public_id, "kind": kind.as_str(), "door": format!("/{prefix}/{}/mcp", issued.agent.public_id), "service_key": issued.service_key})
+                        );
+                    } else {
+                        println!(
+                            "public_id {}\ndoor /{prefix}/{}/mcp\nservice key (shown once): {}",
+                            issued.agent.public_id, issued.agent.public_id, issued.service_key
+                        );
+                    }
+                }
+                AgentCommand::RotateKey { public_id, json } => {
+                    let key = admin::rotate_key(&store, random.as_ref(), &public_id).await?;
+                    if json {
+                        println!("{}", json!({"public_id": public_id, "service_key": key}));
+                    } else {
+                        println!("{key}");
+                    }
+                }
+                AgentCommand::RevokeKey { public_id } => {
+                    admin::revoke_key(&store, &public_id).await?;
+                    println!("revoked the service key of {public_id}");
+                }
+                AgentCommand::Suspend { public_id } => {
+                    admin::set_suspended(&store, &public_id, true).await?;
+                    println!("suspended {public_id}");
+                }
+                AgentCommand::Resume { public_id } => {
+                    admin::set_suspended(&store, &public_id, false).await?;
+                    println!("resumed {public_id}");
+                }
+            }
+        }
+        Command::Feedback(cmd) => {
+            let store = open(&cli.database_url).await?;
+            match cmd {
+                FeedbackCommand::List { status, limit } => {
+                    let status = match status.as_deref() {
+                        Some(s) => Some(
+                            FeedbackStatus::parse(s)
+                                .with_context(|| format!("unknown status {s:?}"))?,
+                        ),
+                        None => None,
+                    };
+                    for f in store.all_feedback(status, limit.clamp(1, 1000)).await? {
+                        println!(
+                            "{}",
+                            json!({"id": f.id, "created_at": iso(f.created_at), "account_id": f.account_id, "agent_id": f.agent_id, "kind": f.principal_kind.as_str(), "category": f.category, "status": f.status.as_str(), "message": f.message, "context": f.context, "request_id": f.request_id, "response": f.response})
+                        );
+                    }
+                }
+                FeedbackCommand::Reply {
+                    id,
+                    status,
+                    message,
+                    shipped_in,
+                } => {
+                    let status = FeedbackStatus::parse(&status)
+                        .with_context(|| format!("unknown status {status:?}"))?;
+                    let f = admin::reply_feedback(
+                        &store,
+                        clock.now_millis(),
+                        id,
+                        status,
+                        message.as_deref(),
+                        shipped_in.as_deref(),
+                    )
+                    .await?;
+                    println!("feedback {} is {}", f.id, f.status.as_str());
+                }
+            }
+        }
+        Command::Changelog => {
+            let content = Content::load(&[]).map_err(anyhow::Error::msg)?;
+            println!("{}", serde_json::to_string_pretty(&content.changelog)?);
+        }
+    }
+    Ok(())
+}

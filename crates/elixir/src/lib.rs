@@ -1,0 +1,21 @@
+//! Elixir: a Clash Royale history recorder whose MCP doors (`/mcp` for people,
+//! `/a/{public_id}/mcp` for agents, `/i/{public_id}/mcp` for integrations) sit behind OAuth 2.1
+//! and service keys. This build is the protocol surface: versioned, metered, well-formed
+//! envelopes, proven with the Help and Account tools; the record itself comes next.
+
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+pub mod admin;
+pub mod app;
+pub mod audit;
+pub mod auth;
+pub mod cli;
+pub mod content;
+pub mod domain;
+pub mod envelope;
+pub mod limits;
+pub mod mcp;
+pub mod resources;
+pub mod services;
+pub mod store;
+pub mod tools;

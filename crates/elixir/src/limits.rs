@@ -1,0 +1,253 @@
+//! Metering (SURFACE §4): the hourly rate per principal (fixed UTC clock hour; `initialize`,
+//! notifications and `ping` exempt) and the daily quota per paying account by tier (reset
+//! 00:00 UTC; Help tools free), as the door's method gate. Counters live in the store, so they
+//! hold across instances on PostgreSQL; an unreachable counter fails open and is logged.
+//! `meta.quota` is computed here, once per call, and left on the request's scratch pad.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use http::StatusCode;
+use mcp_door::{GateRefusal, GateRequest, GateStage, MethodGate};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::domain::{Millis, iso};
+use crate::services::{Caller, Services};
+use crate::store::{StoreError, Window};
+
+pub const HOUR_MS: Millis = 3_600_000;
+pub const DAY_MS: Millis = 86_400_000;
+/// JSON-RPC code of a spent quota or rate.
+pub const QUOTA_RPC_CODE: i64 = -32029;
+
+/// Start of the UTC clock hour holding `now`.
+pub fn hour_start(now: Millis) -> Millis {
+    now - now.rem_euclid(HOUR_MS)
+}
+
+/// Start of the UTC day holding `now`.
+pub fn day_start(now: Millis) -> Millis {
+    now - now.rem_euclid(DAY_MS)
+}
+
+/// Whole seconds until `end`, at least 1.
+pub fn seconds_until(end: Millis, now: Millis) -> u64 {
+    u64::try_from((end - now).max(1))
+        .unwrap_or(1)
+        .div_ceil(1000)
+}
+
+/// The method gate metering every door.
+pub struct Limiter {
+    pub services: Arc<Services>,
+    /// Tools that cost no daily quota (the Help tools).
+    pub unmetered: HashSet<String>,
+}
+
+impl Limiter {
+    fn caller<'a>(&self, r: &'a GateRequest<'_>) -> Option<&'a Caller> {
+        r.principal.ext::<Caller>()
+    }
+
+    async fn hourly(&self, r: &GateRequest<'_>, caller: &Caller) -> Result<(), GateRefusal> {
+        if matches!(r.method, "initialize" | "ping") {
+            return Ok(());
+        }
+        let now = self.services.now();
+        let start = hour_start(now);
+        let limit = self.services.settings.hourly_rate;
+        match self
+            .services
+            .store
+            .spend(&caller.hour_subject(), Window::Hour, start, limit)
+            .await
+        {
+            Ok(Some(used)) => {
+                self.services
+                    .scratch
+                    .update(r.request_id, |s| s.hour_used = Some(used));
+                Ok(())
+            }
+            Ok(None) => {
+                let resets = start + HOUR_MS;
+                let retry = seconds_until(resets, now);
+                Err(GateRefusal {
+                    status: StatusCode::TOO_MANY_REQUESTS,
+                    retry_after_secs: Some(retry),
+                    code: QUOTA_RPC_CODE,
+                    message: format!(
+                        "Hourly rate spent: {limit} requests per clock hour for this connection."
+                    ),
+                    data: Some(json!({
+                        "code": "quota_exceeded",
+                        "class": "budget",
+                        "window": "hour",
+                        "resets_at": iso(resets),
+                        "retry_after_s": retry,
+                        "hint": format!("Wait {retry} s (Retry-After) and repeat the same request; see elixir_docs({{\"page\": \"limits\", \"section\": \"hourly-rate\"}})."),
+                        "request_id": r.request_id.to_string(),
+                    })),
+                })
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "hourly counter unreachable; failing open");
+                Ok(())
+            }
+        }
+    }
+
+    async fn daily(&self, r: &GateRequest<'_>, caller: &Caller) -> Result<(), GateRefusal> {
+        let metered = r.tool.is_some_and(|t| !self.unmetered.contains(t));
+        let now = self.services.now();
+        let start = day_start(now);
+        let subject = caller.calls_subject();
+        let used = if metered {
+            let limit = caller.tier.calls_per_day().unwrap_or(i64::MAX);
+            match self
+                .services
+                .store
+                .spend(&subject, Window::Day, start, limit)
+                .await
+            {
+                Ok(Some(n)) => {
+                    self.services
+                        .scratch
+                        .update(r.request_id, |s| s.billed = Some((subject.clone(), start)));
+                    Some(n)
+                }
+                Ok(None) => {
+                    let resets = start + DAY_MS;
+                    return Err(GateRefusal {
+                        status: StatusCode::OK,
+                        retry_after_secs: None,
+                        code: QUOTA_RPC_CODE,
+                        message: format!(
+                            "Daily quota spent: {limit} tool calls a day on the {} tier.",
+                            caller.tier.as_str()
+                        ),
+                        data: Some(json!({
+                            "code": "quota_exceeded",
+                            "class": "budget",
+                            "window": "day",
+                            "resets_at": iso(resets),
+                            "hint": "Help tools stay free: elixir_docs({\"page\": \"limits\", \"section\": \"daily-quota\"}). Other tools answer again after resets_at (00:00 UTC).",
+                            "request_id": r.request_id.to_string(),
+                        })),
+                    });
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "daily counter unreachable; failing open");
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let hour_used = self.services.scratch.get(r.request_id).hour_used;
+        match quota(&self.services, caller, hour_used, used).await {
+            Ok(q) => self
+                .services
+                .scratch
+                .update(r.request_id, |s| s.quota = Some(q)),
+            Err(e) => tracing::warn!(error = %e, "quota snapshot unavailable"),
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl MethodGate for Limiter {
+    async fn check(&self, r: &GateRequest<'_>) -> Result<(), GateRefusal> {
+        let Some(caller) = self.caller(r) else {
+            return Ok(());
+        };
+        match r.stage {
+            GateStage::Framed => self.hourly(r, caller).await,
+            GateStage::ToolResolved => self.daily(r, caller).await,
+            _ => Ok(()),
+        }
+    }
+}
+
+/// One allowance: `{used, max, remaining}`, or `{used, unlimited: true}`.
+fn allowance(used: i64, max: Option<i64>) -> Value {
+    match max {
+        Some(max) => json!({"used": used, "max": max, "remaining": (max - used).max(0)}),
+        None => json!({"used": used, "unlimited": true}),
+    }
+}
+
+/// `meta.quota` for `caller` now. Counts not passed in are read from the store.
+pub async fn quota(
+    services: &Services,
+    caller: &Caller,
+    hour_used: Option<i64>,
+    calls_used: Option<i64>,
+) -> Result<Value, StoreError> {
+    let now = services.now();
+    let (hour, day) = (hour_start(now), day_start(now));
+    let store = &services.store;
+    let hour_used = match hour_used {
+        Some(n) => n,
+        None => {
+            store
+                .usage(&caller.hour_subject(), Window::Hour, hour)
+                .await?
+        }
+    };
+    let calls_used = match calls_used {
+        Some(n) => n,
+        None => {
+            store
+                .usage(&caller.calls_subject(), Window::Day, day)
+                .await?
+        }
+    };
+    let live_used = store
+        .usage(&caller.live_subject(), Window::Day, day)
+        .await?;
+    let limit = services.settings.hourly_rate;
+    let mut hour_block = allowance(hour_used, Some(limit));
+    hour_block["resets_at"] = json!(iso(hour + HOUR_MS));
+    Ok(json!({
+        "calls": allowance(calls_used, caller.tier.calls_per_day()),
+        "live": allowance(live_used, caller.tier.live_per_day()),
+        "hour": hour_block,
+        "resets_at": iso(day + DAY_MS),
+    }))
+}
+
+/// Takes a refunded call back off the daily counter it was billed to.
+pub async fn refund(services: &Services, request_id: Uuid) {
+    if let Some((subject, start)) = services.scratch.get(request_id).billed
+        && let Err(e) = services.store.refund(&subject, Window::Day, start).await
+    {
+        tracing::warn!(error = %e, "refund not recorded");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_are_utc_clock_hours_and_days() {
+        let t = 1_767_225_600_000 + 2 * HOUR_MS + 59 * 60_000 + 30_000; // 02:59:30Z
+        assert_eq!(hour_start(t), 1_767_225_600_000 + 2 * HOUR_MS);
+        assert_eq!(day_start(t), 1_767_225_600_000);
+        assert_eq!(seconds_until(hour_start(t) + HOUR_MS, t), 30);
+        assert_eq!(seconds_until(hour_start(t) + HOUR_MS, t + 29_001), 1);
+        assert_eq!(seconds_until(5, 5), 1);
+    }
+
+    #[test]
+    fn allowances_show_unlimited_instead_of_max() {
+        assert_eq!(
+            allowance(3, Some(500)),
+            json!({"used": 3, "max": 500, "remaining": 497})
+        );
+        assert_eq!(allowance(3, None), json!({"used": 3, "unlimited": true}));
+    }
+}

@@ -1,0 +1,10 @@
+//! The `elixir` binary: parse the command line, start logging, hand over to the library.
+
+use clap::Parser;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = elixir::cli::Cli::parse();
+    elixir::cli::init_tracing(&cli.log_format);
+    elixir::cli::run(cli).await
+}

@@ -1,0 +1,159 @@
+//! What every door, tool and hook of one server shares: the store, the injected clock and
+//! randomness, the parsed content, the per-request scratch pad, and the audit writer.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use mcp_door::Clock;
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::audit::AuditWriter;
+use crate::content::Content;
+use crate::domain::{Kind, Millis, Random, Tier};
+use crate::store::{Ledger, SharedStore};
+
+/// How the caller authenticated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credential {
+    ServiceKey,
+    OAuth,
+}
+
+/// The agent or integration a door belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentRef {
+    pub id: Uuid,
+    pub public_id: String,
+    pub name: String,
+}
+
+/// Elixir's view of an authenticated caller, attached to the door's `Principal`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub kind: Kind,
+    /// The paying account: the person, or the agent's owner.
+    pub account_id: Uuid,
+    pub agent: Option<AgentRef>,
+    /// The effective tier (an agent takes its owner's, capped at leader).
+    pub tier: Tier,
+    /// The caller's timezone: the account's, or the agent's own (UTC when unset).
+    pub timezone: String,
+    /// The person's primary player (never set on agent doors).
+    pub primary_player_tag: Option<String>,
+    pub credential: Credential,
+}
+
+impl Caller {
+    /// The hourly bucket: one per principal (every agent has its own).
+    pub fn hour_subject(&self) -> String {
+        match &self.agent {
+            Some(a) => format!("agent:{}", a.id),
+            None => format!("account:{}", self.account_id),
+        }
+    }
+
+    /// The daily call counter of the paying account.
+    pub fn calls_subject(&self) -> String {
+        format!("calls:{}", self.account_id)
+    }
+
+    /// The daily live-fetch counter of the paying account.
+    pub fn live_subject(&self) -> String {
+        format!("live:{}", self.account_id)
+    }
+
+    /// The feedback ledger this caller reads and files into.
+    pub fn ledger(&self) -> Ledger {
+        Ledger {
+            account_id: self.account_id,
+            agent_id: self.agent.as_ref().map(|a| a.id),
+        }
+    }
+}
+
+/// What one request leaves for later stages (gate → handler/presenter → audit).
+#[derive(Debug, Clone, Default)]
+pub struct Scratch {
+    /// The hourly count after this request was admitted.
+    pub hour_used: Option<i64>,
+    /// `meta.quota` as of the gate's accounting.
+    pub quota: Option<Value>,
+    /// The daily counter this call was billed to (for refunds).
+    pub billed: Option<(String, Millis)>,
+    /// The tool result text and its error code, for the audit.
+    pub response: Option<String>,
+    pub error_code: Option<String>,
+}
+
+/// Per-request scratch pads, keyed by the door's request id; emptied by the audit sink at the
+/// end of every request.
+#[derive(Debug, Default)]
+pub struct ScratchPad(Mutex<HashMap<Uuid, Scratch>>);
+
+impl ScratchPad {
+    pub fn update(&self, id: Uuid, f: impl FnOnce(&mut Scratch)) {
+        if let Ok(mut map) = self.0.lock() {
+            f(map.entry(id).or_default());
+        }
+    }
+
+    pub fn get(&self, id: Uuid) -> Scratch {
+        self.0
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&id).cloned())
+            .unwrap_or_default()
+    }
+
+    pub fn take(&self, id: Uuid) -> Scratch {
+        self.0
+            .lock()
+            .ok()
+            .and_then(|mut m| m.remove(&id))
+            .unwrap_or_default()
+    }
+}
+
+/// Settings of one server.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The public origin, without a trailing slash (`https://elixir.poapkings.com`).
+    pub public_url: String,
+    /// Authenticated requests per principal per UTC clock hour.
+    pub hourly_rate: i64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            public_url: "https://elixir.poapkings.com".into(),
+            hourly_rate: 300,
+        }
+    }
+}
+
+/// Everything shared.
+pub struct Services {
+    pub store: SharedStore,
+    pub clock: Arc<dyn Clock>,
+    pub random: Arc<dyn Random>,
+    pub content: Arc<Content>,
+    pub scratch: ScratchPad,
+    pub audit: AuditWriter,
+    pub settings: Settings,
+}
+
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Services {
+    pub fn now(&self) -> Millis {
+        self.clock.now_millis()
+    }
+}

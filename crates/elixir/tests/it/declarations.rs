@@ -1,0 +1,215 @@
+//! SURFACE §9 over `tools/list`, per kind: order, titles, schemas, bounds, verbosity,
+//! descriptions, output schemas, hints, `_meta`, per-kind arguments and lists.
+
+use elixir::domain::Kind;
+use elixir::tools::{Group, PLANNED_TOOLS, RETIRED_TOOLS};
+use serde_json::Value;
+
+use crate::on_both_backends;
+use crate::support::spawn;
+
+const FAMILIES: [&str; 6] = [
+    "Player tool:",
+    "Clan tool:",
+    "Segment tool:",
+    "Board tool:",
+    "Account tool:",
+    "Reference tool:",
+];
+
+/// Every object in a schema has type object and additionalProperties false; every property a
+/// one-line description; bounds on counts, lengths and arrays.
+fn check_object(tool: &str, path: &str, schema: &Value) {
+    assert_eq!(schema["type"], "object", "{tool}{path}");
+    assert_eq!(schema["additionalProperties"], false, "{tool}{path}");
+    for (name, prop) in schema["properties"].as_object().unwrap() {
+        let at = format!("{path}/{name}");
+        let description = prop["description"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{tool}{at} has no description"));
+        assert!(
+            !description.is_empty() && !description.contains('\n'),
+            "{tool}{at}"
+        );
+        if ["limit", "offset", "days", "weeks", "seasons"].contains(&name.as_str()) {
+            assert!(
+                prop["minimum"].is_number() && prop["maximum"].is_number(),
+                "{tool}{at} bounds"
+            );
+        }
+        match prop["type"].as_str() {
+            Some("string") => {
+                assert!(
+                    prop["maxLength"].is_number() || prop["enum"].is_array(),
+                    "{tool}{at} maxLength"
+                );
+                if name.ends_with("_tag")
+                    || name == "page"
+                    || name == "section"
+                    || name == "example"
+                {
+                    assert!(prop["pattern"].is_string(), "{tool}{at} pattern");
+                }
+            }
+            Some("array") => assert!(prop["maxItems"].is_number(), "{tool}{at} maxItems"),
+            Some("object") => check_object(tool, &at, prop),
+            _ => {}
+        }
+    }
+}
+
+async fn declarations_follow_the_conventions(url: &str) {
+    let server = spawn(url).await;
+    for kind in Kind::ALL {
+        let list = server
+            .client(kind)
+            .request("tools/list", serde_json::json!({}))
+            .await
+            .result()["tools"]
+            .clone();
+        let tools = list.as_array().unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        let expected: &[&str] = match kind {
+            Kind::Integration => &[
+                "elixir_changelog",
+                "elixir_docs",
+                "elixir_examples",
+                "elixir_my_feedback",
+                "elixir_feedback",
+                "elixir_updates",
+            ],
+            _ => &[
+                "elixir_settings",
+                "elixir_changelog",
+                "elixir_docs",
+                "elixir_examples",
+                "elixir_my_feedback",
+                "elixir_feedback",
+                "elixir_updates",
+            ],
+        };
+        assert_eq!(names, expected, "{kind}");
+        let mut last: Option<(usize, String)> = None;
+        for t in tools {
+            let name = t["name"].as_str().unwrap();
+            assert!(
+                PLANNED_TOOLS.contains(&name) && !RETIRED_TOOLS.contains(&name),
+                "{name}"
+            );
+            // rule 1 and 2: group order then title; "<Group> · <Title>"
+            let title = t["annotations"]["title"].as_str().unwrap();
+            assert_eq!(t["title"], title);
+            let (group, short) = title
+                .split_once(" · ")
+                .unwrap_or_else(|| panic!("{name}: {title}"));
+            let gi = Group::ALL
+                .iter()
+                .position(|g| g.label() == group)
+                .unwrap_or_else(|| panic!("{group}"));
+            if let Some(prev) = &last {
+                assert!(prev <= &(gi, short.to_owned()), "{name} out of order");
+            }
+            last = Some((gi, short.to_owned()));
+            assert!(
+                !name.contains(&group.to_lowercase())
+                    || group == "Help" && !name.starts_with("help"),
+                "{name}"
+            );
+            // rule 3, 4
+            check_object(name, "", &t["inputSchema"]);
+            // rule 6
+            let verbosity = &t["inputSchema"]["properties"]["verbosity"];
+            assert_eq!(
+                verbosity["enum"],
+                serde_json::json!(["full", "compact"]),
+                "{name}"
+            );
+            assert_eq!(verbosity["default"], "full");
+            assert!(
+                verbosity["description"]
+                    .as_str()
+                    .unwrap()
+                    .contains("one size; accepted and ignored")
+                    || verbosity["description"]
+                        .as_str()
+                        .unwrap()
+                        .contains("One size; accepted and ignored")
+            );
+            // rule 7
+            let description = t["description"].as_str().unwrap();
+            assert!(
+                (40..=600).contains(&description.chars().count()),
+                "{name}: {} chars",
+                description.len()
+            );
+            assert!(
+                FAMILIES.iter().any(|f| description.starts_with(f)),
+                "{name}: {description}"
+            );
+            // rule 8
+            let required: Vec<&str> = t["outputSchema"]["required"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap())
+                .collect();
+            for k in ["applied", "notes", "docs", "meta"] {
+                assert!(required.contains(&k), "{name} outputSchema requires {k}");
+            }
+            // rules 9-12
+            let meta = &t["_meta"]["elixir.poapkings.com/tool"];
+            assert_eq!(meta["group"], group);
+            let scope = meta["scope"].as_str().unwrap();
+            let flags: Vec<&str> = meta["flags"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f.as_str().unwrap())
+                .collect();
+            assert_eq!(
+                t["annotations"]["readOnlyHint"],
+                scope == "cr:read",
+                "{name}"
+            );
+            assert_eq!(
+                t["annotations"]["destructiveHint"],
+                flags.contains(&"D"),
+                "{name}"
+            );
+            assert_eq!(
+                t["annotations"]["openWorldHint"],
+                flags.contains(&"O"),
+                "{name}"
+            );
+            if group == "Help" {
+                assert!(flags.contains(&"U"), "{name} is free");
+            }
+            // rule 13
+            let props = t["inputSchema"]["properties"].as_object().unwrap();
+            for agent_only in ["on_behalf_of", "display_name"] {
+                if kind == Kind::Person {
+                    assert!(
+                        !props.contains_key(agent_only),
+                        "{name} declares {agent_only} to a person"
+                    );
+                }
+            }
+            if kind != Kind::Person {
+                assert!(!props.contains_key("primary_player_tag"), "{name}");
+            }
+        }
+        // on_behalf_of rides elixir_feedback on agent doors
+        let feedback = tools
+            .iter()
+            .find(|t| t["name"] == "elixir_feedback")
+            .unwrap();
+        assert_eq!(
+            feedback["inputSchema"]["properties"]
+                .get("on_behalf_of")
+                .is_some(),
+            kind != Kind::Person
+        );
+    }
+}
+
+on_both_backends!(declarations_follow_the_conventions);

@@ -1,0 +1,279 @@
+//! Documentation over MCP: every `docs` pointer the registry can emit resolves through both
+//! `elixir_docs({page, section})` and `elixir://docs/<page>#<section>`; the Help tools, the
+//! resources, the templates and the prompts; success bodies validate against outputSchema.
+
+use elixir::domain::Kind;
+use elixir::tools::{self, PLANNED_TOOLS};
+use serde_json::{Value, json};
+
+use crate::on_both_backends;
+use crate::support::{spawn, success};
+
+async fn every_docs_pointer_resolves(url: &str) {
+    let server = spawn(url).await;
+    let person = server.person();
+    let pointers = tools::doc_pointers(&tools::registry());
+    assert!(pointers.iter().any(|p| p == "tools-help#elixir-docs"));
+    for pointer in &pointers {
+        let (page, section) = match pointer.split_once('#') {
+            Some((p, s)) => (p, Some(s)),
+            None => (pointer.as_str(), None),
+        };
+        let mut args = json!({"page": page});
+        if let Some(s) = section {
+            args["section"] = json!(s);
+        }
+        let body = success(&person.tool("elixir_docs", args).await);
+        assert_eq!(body["docs"], pointer.as_str(), "{pointer}");
+        let read = person
+            .request(
+                "resources/read",
+                json!({"uri": format!("elixir://docs/{pointer}")}),
+            )
+            .await;
+        let text = read.result()["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{pointer}: {}", read.body))
+            .to_owned();
+        match section {
+            Some(_) => assert_eq!(
+                text,
+                body["section"]["markdown"].as_str().unwrap(),
+                "{pointer}"
+            ),
+            None => assert_eq!(
+                text,
+                body["page"]["markdown"].as_str().unwrap(),
+                "{pointer}"
+            ),
+        }
+    }
+}
+
+async fn help_tools_and_their_output_schemas(url: &str) {
+    let server = spawn(url).await;
+    for kind in Kind::ALL {
+        let client = server.client(kind);
+        let list = client.request("tools/list", json!({})).await.result()["tools"].clone();
+        for t in list.as_array().unwrap() {
+            let name = t["name"].as_str().unwrap();
+            let args = if name == "elixir_feedback" {
+                json!({"message": "schema check"})
+            } else {
+                json!({})
+            };
+            let body = success(&client.tool(name, args).await);
+            let validator = jsonschema::validator_for(&t["outputSchema"]).unwrap();
+            let errors: Vec<String> = validator
+                .iter_errors(&body)
+                .map(|e| e.to_string())
+                .collect();
+            assert!(errors.is_empty(), "{kind} {name}: {errors:?}");
+            assert!(body["docs"].is_string());
+        }
+    }
+    let person = server.person();
+    // index, page, search
+    let index = success(&person.tool("elixir_docs", json!({})).await);
+    let pages = index["pages"].as_array().unwrap();
+    assert_eq!(pages.len(), 25);
+    let help = pages.iter().find(|p| p["slug"] == "tools-help").unwrap();
+    let sections: Vec<&str> = help["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["slug"].as_str().unwrap())
+        .collect();
+    for generated in [
+        "elixir-changelog",
+        "elixir-docs",
+        "elixir-examples",
+        "elixir-my-feedback",
+        "elixir-feedback",
+        "elixir-updates",
+    ] {
+        assert!(sections.contains(&generated), "{generated} in {sections:?}");
+    }
+    let account = success(
+        &person
+            .tool(
+                "elixir_docs",
+                json!({"page": "tools-account", "section": "elixir-settings"}),
+            )
+            .await,
+    );
+    assert!(
+        account["section"]["markdown"]
+            .as_str()
+            .unwrap()
+            .contains("Account · Settings")
+    );
+    let hits = success(
+        &person
+            .tool("elixir_docs", json!({"query": "hourly rate"}))
+            .await,
+    );
+    let matches = hits["matches"].as_array().unwrap();
+    assert!(
+        matches
+            .iter()
+            .any(|m| m["page"] == "limits" && m["section"] == "hourly-rate"),
+        "{hits}"
+    );
+    let none = success(
+        &person
+            .tool("elixir_docs", json!({"query": "qqqzzzxxx"}))
+            .await,
+    );
+    assert_eq!(none["matches"], json!([]));
+    assert_eq!(none["notes"].as_array().unwrap().len(), 1);
+    // examples
+    let all = success(&person.tool("elixir_examples", json!({})).await);
+    let examples = all["examples"].as_array().unwrap();
+    assert_eq!(examples.len(), 11);
+    for e in examples {
+        for t in e["tools"].as_array().unwrap() {
+            assert!(PLANNED_TOOLS.contains(&t.as_str().unwrap()), "{t}");
+        }
+    }
+    let one = success(
+        &person
+            .tool("elixir_examples", json!({"example": "discord"}))
+            .await,
+    );
+    assert_eq!(one["example"]["tools"], json!(["elixir_docs"]));
+    // changelog paging with an exclusive since
+    let log = success(&person.tool("elixir_changelog", json!({})).await);
+    let total = log["total"].as_u64().unwrap();
+    assert!(total >= 1);
+    assert_eq!(
+        log["applied"],
+        json!({"limit": 20, "offset": 0, "verbosity": "full"})
+    );
+    let newest = log["entries"][0]["version"].as_str().unwrap().to_owned();
+    let after = success(
+        &person
+            .tool("elixir_changelog", json!({"since": newest}))
+            .await,
+    );
+    assert_eq!(after["total"], 0);
+    assert_eq!(after["next_offset"], json!(null));
+    if total >= 2 {
+        let paged = success(&person.tool("elixir_changelog", json!({"limit": 1})).await);
+        assert_eq!(paged["next_offset"], 1);
+    }
+    let updates = success(
+        &person
+            .tool("elixir_updates", json!({"since": "2000-01-01", "limit": 1}))
+            .await,
+    );
+    assert!(updates["updates"].as_array().unwrap().len() <= 1);
+}
+
+async fn resources_templates_and_prompts(url: &str) {
+    let server = spawn(url).await;
+    let client = server.agent();
+    let list = client
+        .request("resources/list", json!({}))
+        .await
+        .result()
+        .clone();
+    let uris: Vec<&str> = list["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    for uri in [
+        "elixir://docs",
+        "elixir://docs/limits",
+        "elixir://examples",
+        "elixir://examples/play",
+        "elixir://changelog",
+        "elixir://updates",
+        "elixir://cards",
+    ] {
+        assert!(uris.contains(&uri), "{uri}");
+    }
+    let templates = client
+        .request("resources/templates/list", json!({}))
+        .await
+        .result()
+        .clone();
+    let t: Vec<&str> = templates["resourceTemplates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uriTemplate"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        t,
+        [
+            "elixir://docs/{slug}",
+            "elixir://docs/{slug}#{section}",
+            "elixir://examples/{slug}"
+        ]
+    );
+    let read = |uri: &str| {
+        let client = client.clone();
+        let uri = uri.to_owned();
+        async move { client.request("resources/read", json!({"uri": uri})).await }
+    };
+    let index: Value = serde_json::from_str(
+        read("elixir://docs").await.result()["contents"][0]["text"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(index["pages"].as_array().unwrap().len(), 25);
+    let changelog = read("elixir://changelog").await;
+    assert_eq!(
+        changelog.result()["contents"][0]["mimeType"],
+        "application/json"
+    );
+    assert!(
+        read("elixir://examples/play").await.result()["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("# ")
+    );
+    for (uri, code) in [
+        ("elixir://cards", -32002),
+        ("elixir://docs/nope", -32002),
+        ("elixir://docs/limits#nope", -32002),
+        ("https://example.com", -32002),
+    ] {
+        let r = read(uri).await;
+        assert_eq!(r.body["error"]["code"], code, "{uri}");
+        assert_eq!(r.body["error"]["data"]["uri"], uri);
+        assert!(r.body["error"]["data"]["hint"].is_string());
+    }
+    let prompts = client
+        .request("prompts/list", json!({}))
+        .await
+        .result()
+        .clone();
+    assert_eq!(prompts["prompts"].as_array().unwrap().len(), 11);
+    let got = client
+        .request("prompts/get", json!({"name": "deck"}))
+        .await
+        .result()
+        .clone();
+    let messages = got["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0]["role"], "user");
+    let text = messages[0]["content"]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("What wins in our clan this season")
+            && text.contains("battles_meta_decks, battles_decks"),
+        "{text}"
+    );
+    let unknown = client.request("prompts/get", json!({"name": "nope"})).await;
+    assert_eq!(unknown.body["error"]["code"], -32602);
+}
+
+on_both_backends!(
+    every_docs_pointer_resolves,
+    help_tools_and_their_output_schemas,
+    resources_templates_and_prompts
+);

@@ -1,0 +1,337 @@
+//! Shared fixtures: a server over a fresh database with a fake clock, deterministic
+//! randomness and a static OAuth verifier; the people, agents and tokens of a small world.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use elixir::admin::{self, IssuedAgent};
+use elixir::app::{self, AppState, ServeConfig};
+use elixir::auth::{Grant, StaticVerifier};
+use elixir::domain::{Kind, Random, STANDARD_SCOPES, Tier};
+use elixir::services::Settings;
+use elixir::store::{self, Account, SharedStore};
+use elixir::tools::{self, ToolSpec};
+use mcp_door::{FakeClock, Limits};
+use serde_json::Value;
+use testkit::mcp::{Client, Reply};
+
+pub const ORIGIN: &str = "https://elixir.test";
+/// 2026-01-01T00:00:00Z.
+pub const T0: i64 = 1_767_225_600_000;
+pub const PERSON_TOKEN: &str = "oat_person_all";
+pub const READ_ONLY_TOKEN: &str = "oat_person_read";
+pub const OTHER_PERSON_TOKEN: &str = "oat_other_person";
+
+/// Counter-based randomness: unique, deterministic, not secret.
+pub struct CountingRandom(AtomicU64);
+
+impl Random for CountingRandom {
+    fn fill(&self, buf: &mut [u8]) {
+        use sha2::{Digest, Sha256};
+        for chunk in buf.chunks_mut(32) {
+            let n = self.0.fetch_add(1, Ordering::SeqCst);
+            let d = Sha256::digest(n.to_le_bytes());
+            chunk.copy_from_slice(&d[..chunk.len()]);
+        }
+    }
+}
+
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+pub async fn fresh_url(backend: &Backend) -> Option<(Option<testkit::db::TempDir>, String)> {
+    match backend {
+        Backend::Sqlite => {
+            let (dir, url) = testkit::db::fresh_sqlite_url();
+            Some((Some(dir), url))
+        }
+        Backend::Postgres => testkit::db::fresh_postgres().await.map(|url| (None, url)),
+    }
+}
+
+/// A running server and its small world.
+pub struct Server {
+    pub addr: SocketAddr,
+    pub clock: FakeClock,
+    pub state: AppState,
+    pub store: SharedStore,
+    pub random: Arc<CountingRandom>,
+    pub person: Account,
+    pub agent: IssuedAgent,
+    pub integration: IssuedAgent,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+impl Server {
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// A client of the person door with `token`.
+    pub fn person_client(&self, token: &str) -> Client {
+        Client::new(self.url("/mcp"), Some(token.to_owned()))
+    }
+
+    /// The person with every standard scope.
+    pub fn person(&self) -> Client {
+        self.person_client(PERSON_TOKEN)
+    }
+
+    /// The agent's door with its service key.
+    pub fn agent(&self) -> Client {
+        self.door_of(&self.agent, Some(&self.agent.service_key))
+    }
+
+    /// The integration's door with its service key.
+    pub fn integration(&self) -> Client {
+        self.door_of(&self.integration, Some(&self.integration.service_key))
+    }
+
+    /// `issued`'s door with `token`.
+    pub fn door_of(&self, issued: &IssuedAgent, token: Option<&str>) -> Client {
+        let prefix = issued.agent.kind.door_prefix().unwrap();
+        Client::new(
+            self.url(&format!("/{prefix}/{}/mcp", issued.agent.public_id)),
+            token.map(str::to_owned),
+        )
+    }
+
+    /// The client of `kind` in this world.
+    pub fn client(&self, kind: Kind) -> Client {
+        match kind {
+            Kind::Person => self.person(),
+            Kind::Agent => self.agent(),
+            Kind::Integration => self.integration(),
+        }
+    }
+}
+
+/// Options of a test server.
+pub struct Options {
+    pub hourly_rate: i64,
+    pub extra: Vec<ToolSpec>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            hourly_rate: 300,
+            extra: Vec::new(),
+        }
+    }
+}
+
+pub async fn spawn(url: &str) -> Server {
+    spawn_with(url, Options::default()).await
+}
+
+pub async fn spawn_with(url: &str, options: Options) -> Server {
+    let config = ServeConfig {
+        database_url: url.to_owned(),
+        limits: Limits {
+            rate_per_window: 100_000,
+            credential_concurrency: 64,
+            global_concurrency: 256,
+            ..Limits::default()
+        },
+        settings: Settings {
+            public_url: ORIGIN.into(),
+            hourly_rate: options.hourly_rate,
+        },
+        ..ServeConfig::default()
+    };
+    let store = store::connect(url, &config.db).await.expect("connect");
+    store.migrate().await.expect("migrate");
+    let clock = FakeClock::new(T0);
+    let random = Arc::new(CountingRandom(AtomicU64::new(1)));
+    let mut specs = tools::registry();
+    specs.extend(options.extra);
+    let verifier = Arc::new(StaticVerifier::default());
+    let state = AppState::with_specs(
+        Arc::clone(&store),
+        &config,
+        Arc::new(clock.clone()),
+        random.clone(),
+        specs,
+    )
+    .await
+    .expect("state")
+    .with_verifier(verifier.clone());
+
+    let person = admin::create_account(
+        &store,
+        random.as_ref(),
+        T0,
+        Some("king@example.com"),
+        Tier::Member,
+    )
+    .await
+    .unwrap();
+    let other = admin::create_account(
+        &store,
+        random.as_ref(),
+        T0,
+        Some("other@example.com"),
+        Tier::Leader,
+    )
+    .await
+    .unwrap();
+    let agent = admin::create_agent(
+        &store,
+        random.as_ref(),
+        T0,
+        person.id,
+        "Clan bot",
+        Kind::Agent,
+    )
+    .await
+    .unwrap();
+    let integration = admin::create_agent(
+        &store,
+        random.as_ref(),
+        T0,
+        person.id,
+        "Legacy hook",
+        Kind::Integration,
+    )
+    .await
+    .unwrap();
+    let all: Vec<String> = STANDARD_SCOPES.iter().map(|s| (*s).to_owned()).collect();
+    let grant = |account: &Account, scopes: Vec<String>| Grant {
+        account_id: account.id,
+        agent_id: None,
+        scopes,
+    };
+    verifier.insert(
+        PERSON_TOKEN,
+        &format!("{ORIGIN}/mcp"),
+        grant(&person, all.clone()),
+    );
+    verifier.insert(
+        READ_ONLY_TOKEN,
+        &format!("{ORIGIN}/mcp"),
+        grant(&person, vec!["cr:read".into()]),
+    );
+    verifier.insert(
+        OTHER_PERSON_TOKEN,
+        &format!("{ORIGIN}/mcp"),
+        grant(&other, all),
+    );
+
+    let router = app::app(&state).expect("router");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move {
+            let _ = rx.await;
+        })
+        .await;
+    });
+    Server {
+        addr,
+        clock,
+        state,
+        store,
+        random,
+        person,
+        agent,
+        integration,
+        shutdown: Some(tx),
+    }
+}
+
+/// The parsed error body of an `isError` tool result, checking its invariant shape: no
+/// `structuredContent`, `{error: {code, class, message, hint}, meta}` with the fixed meta keys
+/// and quota, and the request id of the HTTP response.
+pub fn tool_error(reply: &Reply) -> Value {
+    let result = reply.result();
+    assert_eq!(result["isError"], true, "{}", reply.body);
+    assert!(result.get("structuredContent").is_none(), "{}", reply.body);
+    let body: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    for key in ["code", "class", "message", "hint"] {
+        assert!(body["error"][key].is_string(), "error.{key} in {body}");
+    }
+    check_meta(&body["meta"], reply);
+    body
+}
+
+/// The success body, checking the envelope and that text and structuredContent agree.
+pub fn success(reply: &Reply) -> Value {
+    let result = reply.result();
+    assert_eq!(result["isError"], false, "{}", reply.body);
+    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, result["structuredContent"]);
+    for key in ["applied", "notes", "docs", "meta"] {
+        assert!(text.get(key).is_some(), "{key} missing in {text}");
+    }
+    check_meta(&text["meta"], reply);
+    text
+}
+
+fn check_meta(meta: &Value, reply: &Reply) {
+    let keys: Vec<&String> = meta.as_object().unwrap().keys().collect();
+    for k in &keys {
+        assert!(
+            elixir::envelope::META_KEYS.contains(&k.as_str()),
+            "meta key {k}"
+        );
+    }
+    assert_eq!(
+        meta["request_id"],
+        reply.header("x-request-id"),
+        "meta.request_id is the door's"
+    );
+    assert_eq!(meta["contract_version"], "1.0.0");
+    assert_eq!(meta["as_of"].as_str().unwrap().len(), 20);
+    assert!(meta["disclaimer"].as_str().unwrap().contains("Supercell"));
+    assert!(
+        meta["quota"]["hour"]["resets_at"].is_string(),
+        "quota in {meta}"
+    );
+}
+
+/// Generates `#[tokio::test]`s running `$name(url)` on SQLite and on PostgreSQL.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($name:ident),+ $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let (_dir, url) = $crate::support::fresh_url(&$crate::support::Backend::Sqlite).await.expect("sqlite");
+                    super::$name(&url).await;
+                }
+            )+
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let Some((_dir, url)) = $crate::support::fresh_url(&$crate::support::Backend::Postgres).await else {
+                        eprintln!("skipped: TEST_DATABASE_URL not set");
+                        return;
+                    };
+                    super::$name(&url).await;
+                }
+            )+
+        }
+    };
+}
