@@ -1,0 +1,535 @@
+//! `GET|POST /oauth/authorize`: validating the authorization request (on GET and again on
+//! every POST), the pending authorization with its CSRF token, the two consent paths (email
+//! one-time code, or an existing browser session that still needs the Authorize click), and
+//! issuing the authorization code. Failures are pages, never redirects. The code step is
+//! `code`'s, HTML is `page`'s; HTTP framing and security headers are `http`'s.
+
+mod code;
+mod page;
+
+use http::{HeaderMap, StatusCode};
+
+use crate::config::ms;
+use crate::crypto::{constant_time_eq, is_s256_challenge, sha256_hex};
+use crate::directory::{Account, Consent, Door};
+use crate::redirect;
+use crate::scopes::{self, Offer};
+use crate::server::{AuthServer, ClientInfo};
+use crate::store::{AuthCodeRecord, GrantSubject, PendingRecord, StoreError};
+
+/// The parameters an authorization request may carry, each at most once.
+const PARAMS: &[&str] = &[
+    "response_type",
+    "client_id",
+    "redirect_uri",
+    "scope",
+    "state",
+    "code_challenge",
+    "code_challenge_method",
+    "resource",
+    "switch",
+];
+
+/// What the consent endpoint answers.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    Page {
+        status: StatusCode,
+        html: String,
+    },
+    /// 303 to the client with the code; optionally signing the browser in.
+    Redirect {
+        location: String,
+        set_cookie: Option<String>,
+    },
+}
+
+/// An HTML refusal.
+struct Refusal {
+    status: StatusCode,
+    title: &'static str,
+    message: String,
+}
+
+fn refuse(status: StatusCode, title: &'static str, message: impl Into<String>) -> Refusal {
+    Refusal {
+        status,
+        title,
+        message: message.into(),
+    }
+}
+
+fn bad_request(message: impl Into<String>) -> Refusal {
+    refuse(
+        StatusCode::BAD_REQUEST,
+        "This sign-in request cannot be used",
+        message,
+    )
+}
+
+impl From<StoreError> for Refusal {
+    fn from(err: StoreError) -> Self {
+        tracing::error!(error = %err, "oauth store failure on the consent page");
+        let status = match err {
+            StoreError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        refuse(
+            status,
+            "Something went wrong",
+            "The service could not complete this step. Try again in a moment.",
+        )
+    }
+}
+
+impl From<crate::directory::DirectoryError> for Refusal {
+    fn from(err: crate::directory::DirectoryError) -> Self {
+        tracing::error!(error = %err, "directory failure on the consent page");
+        refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Something went wrong",
+            "The service could not complete this step. Try again in a moment.",
+        )
+    }
+}
+
+/// Form or query pairs.
+struct Params(Vec<(String, String)>);
+
+impl Params {
+    fn parse(raw: &[u8]) -> Self {
+        Self(url::form_urlencoded::parse(raw).into_owned().collect())
+    }
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+    fn all(&self, name: &str) -> Vec<String> {
+        self.0
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+}
+
+/// A validated authorization request.
+struct Checked {
+    client: ClientInfo,
+    redirect_uri: String,
+    state: Option<String>,
+    code_challenge: String,
+    door: Door,
+    requested: Option<Vec<String>>,
+}
+
+/// The request as the consent step needs it: pending record, client and door re-checked.
+struct Flow {
+    pending: PendingRecord,
+    client: ClientInfo,
+    door: Door,
+    requested: Option<Vec<String>>,
+    csrf: String,
+}
+
+impl AuthServer {
+    /// `GET /oauth/authorize` with the raw query string.
+    pub(crate) async fn authorize_get(&self, query: &str, headers: &HeaderMap) -> Outcome {
+        match self.start(query, headers).await {
+            Ok(outcome) => outcome,
+            Err(refusal) => self.refusal_page(refusal),
+        }
+    }
+
+    /// `POST /oauth/authorize` with the form body.
+    pub(crate) async fn authorize_post(
+        &self,
+        body: &[u8],
+        headers: &HeaderMap,
+        address: &str,
+    ) -> Outcome {
+        match self.step(body, headers, address).await {
+            Ok(outcome) => outcome,
+            Err(refusal) => self.refusal_page(refusal),
+        }
+    }
+
+    fn refusal_page(&self, refusal: Refusal) -> Outcome {
+        Outcome::Page {
+            status: refusal.status,
+            html: page::error_page(&self.config.service_name, refusal.title, &refusal.message),
+        }
+    }
+
+    async fn check_request(&self, params: &Params) -> Result<Checked, Refusal> {
+        for name in PARAMS {
+            if params.0.iter().filter(|(n, _)| n == name).count() > 1 {
+                return Err(bad_request(format!(
+                    "The parameter {name} is given more than once."
+                )));
+            }
+        }
+        let client_id = params.get("client_id").unwrap_or("");
+        let client = match client_id {
+            "" => None,
+            id => self.client_info(id).await?,
+        }
+        .ok_or_else(|| {
+            bad_request("The application is not registered here (unknown client_id).")
+        })?;
+        let redirect_uri = params.get("redirect_uri").unwrap_or("");
+        if !client
+            .redirect_uris
+            .iter()
+            .any(|r| redirect::matches(r, redirect_uri))
+        {
+            return Err(bad_request(
+                "The redirect_uri is not one this application registered.",
+            ));
+        }
+        if params.get("response_type") != Some("code") {
+            return Err(bad_request("response_type must be code."));
+        }
+        let code_challenge = params.get("code_challenge").unwrap_or("");
+        if code_challenge.is_empty() {
+            return Err(bad_request("PKCE is required: code_challenge is missing."));
+        }
+        if params.get("code_challenge_method") != Some("S256") {
+            return Err(bad_request("PKCE code_challenge_method must be S256."));
+        }
+        if !is_s256_challenge(code_challenge) {
+            return Err(bad_request(
+                "code_challenge must be 43 base64url characters.",
+            ));
+        }
+        let resource = params.get("resource").unwrap_or("");
+        if resource.is_empty() {
+            return Err(bad_request(
+                "The resource parameter (RFC 8707) is required.",
+            ));
+        }
+        let well_formed = !resource.contains('#')
+            && url::Url::parse(resource).is_ok_and(|u| matches!(u.scheme(), "https" | "http"));
+        let door = match well_formed {
+            true => self.doors.door(resource).await?,
+            false => None,
+        }
+        .ok_or_else(|| bad_request("The resource is not a service of this server."))?;
+        let requested = scopes::parse_requested(&self.config, params.get("scope"))
+            .map_err(|name| bad_request(format!("Unknown scope: {name}.")))?;
+        let state = params.get("state").map(str::to_owned);
+        if state.as_ref().is_some_and(|s| s.len() > 2048) {
+            return Err(bad_request("state is too long."));
+        }
+        Ok(Checked {
+            redirect_uri: redirect_uri.to_owned(),
+            state,
+            code_challenge: code_challenge.to_owned(),
+            door,
+            requested,
+            client,
+        })
+    }
+
+    /// The signed-in account of this browser, unless the flow must use the code.
+    async fn session_account(&self, headers: &HeaderMap) -> Result<Option<Account>, Refusal> {
+        let Some(account_id) = self.signed_in_account(headers).await? else {
+            return Ok(None);
+        };
+        Ok(self.accounts.account(&account_id).await?)
+    }
+
+    /// Whether `account` may skip the code: it must have an address on file when the client
+    /// asks for the email scope (the code is where the address is recorded).
+    fn may_skip_code(&self, account: &Account, requested: Option<&[String]>) -> bool {
+        account.email.is_some() || !requested.is_some_and(|r| r.contains(&self.config.email_scope))
+    }
+
+    async fn start(&self, query: &str, headers: &HeaderMap) -> Result<Outcome, Refusal> {
+        let params = Params::parse(query.as_bytes());
+        let checked = self.check_request(&params).await?;
+        let switch = params.get("switch") == Some("1");
+        let account = if switch {
+            None
+        } else {
+            self.session_account(headers).await?
+        };
+        let now = self.now();
+        let csrf = self.token(32);
+        let pending = PendingRecord {
+            id: self.token(16),
+            csrf_hash: sha256_hex(&csrf),
+            client_id: checked.client.client_id.clone(),
+            client_name: checked.client.client_name.clone(),
+            redirect_uri: checked.redirect_uri,
+            state: checked.state,
+            code_challenge: checked.code_challenge,
+            resource: checked.door.resource.clone(),
+            requested_scope: checked.requested.as_deref().map(scopes::join),
+            signed_in_account: account.as_ref().map(|a| a.id.clone()),
+            email: None,
+            created_at: now,
+            expires_at: now + ms(self.config.pending_ttl),
+            done_at: None,
+        };
+        self.store.insert_pending(&pending).await?;
+        let flow = Flow {
+            pending,
+            client: checked.client,
+            door: checked.door,
+            requested: checked.requested,
+            csrf,
+        };
+        let offers = scopes::offers(&self.config, flow.requested.as_deref());
+        let html = match account.filter(|a| self.may_skip_code(a, flow.requested.as_deref())) {
+            Some(account) => {
+                let switch_href = format!("/oauth/authorize?{query}&switch=1");
+                let step = page::Step::SignedIn {
+                    name: &account.display_name,
+                    switch_href: Some(&switch_href),
+                    error: None,
+                };
+                page::consent_page(&self.page_context(&flow, offers), &step)
+            }
+            None => page::consent_page(
+                &self.page_context(&flow, offers),
+                &page::Step::Email {
+                    error: None,
+                    value: "",
+                },
+            ),
+        };
+        Ok(Outcome::Page {
+            status: StatusCode::OK,
+            html,
+        })
+    }
+
+    fn page_context<'a>(&'a self, flow: &'a Flow, offers: Vec<Offer>) -> page::Context<'a> {
+        page::Context {
+            service: &self.config.service_name,
+            client_name: &flow.client.client_name,
+            client_id: &flow.client.client_id,
+            from_document: flow.client.from_document,
+            redirect_uri: &flow.pending.redirect_uri,
+            resource: &flow.door.resource,
+            pending_id: &flow.pending.id,
+            csrf: &flow.csrf,
+            offers,
+            descriptions: &self.config.scope_descriptions,
+        }
+    }
+
+    /// The offers with the ticks of a submitted consent form (or the defaults on first show).
+    fn ticked_offers(&self, flow: &Flow, form: &Params) -> Vec<Offer> {
+        let mut offers = scopes::offers(&self.config, flow.requested.as_deref());
+        if form.get("consent") == Some("1") {
+            let ticked = form.all("scope");
+            for offer in offers.iter_mut().filter(|o| !o.fixed) {
+                offer.ticked = ticked.contains(&offer.scope);
+            }
+        }
+        offers
+    }
+
+    /// Cross-site POSTs are refused before anything is read: `Origin` must be ours and
+    /// `Sec-Fetch-Site` same-origin, when the browser sends them.
+    fn same_origin(&self, headers: &HeaderMap) -> bool {
+        let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("\u{0}"));
+        let origin_ok = header("origin").is_none_or(|o| o == self.config.issuer);
+        let fetch_ok = header("sec-fetch-site").is_none_or(|s| s == "same-origin" || s == "none");
+        origin_ok && fetch_ok
+    }
+
+    async fn load_flow(&self, form: &Params) -> Result<Flow, Refusal> {
+        let forbidden = || {
+            refuse(
+                StatusCode::FORBIDDEN,
+                "This form cannot be accepted",
+                "The form did not come from this sign-in page. Start again from the application.",
+            )
+        };
+        let id = form.get("request").unwrap_or("");
+        let pending = match id {
+            "" => None,
+            id => self.store.pending(id).await?,
+        };
+        let Some(pending) = pending else {
+            return Err(forbidden());
+        };
+        let csrf = form.get("csrf").unwrap_or("");
+        if csrf.is_empty() || !constant_time_eq(&sha256_hex(csrf), &pending.csrf_hash) {
+            return Err(forbidden());
+        }
+        if pending.done_at.is_some() || self.now() >= pending.expires_at {
+            return Err(bad_request("This sign-in request has ended or expired."));
+        }
+        // Parameters are validated again on POST: the client or door may be gone since.
+        let client = self
+            .client_info(&pending.client_id)
+            .await?
+            .filter(|c| {
+                c.redirect_uris
+                    .iter()
+                    .any(|r| redirect::matches(r, &pending.redirect_uri))
+            })
+            .ok_or_else(|| bad_request("The application is no longer registered here."))?;
+        let door = self
+            .doors
+            .door(&pending.resource)
+            .await?
+            .ok_or_else(|| bad_request("The resource is not a service of this server."))?;
+        let requested = pending.requested_scope.as_deref().map(scopes::split);
+        Ok(Flow {
+            pending,
+            client,
+            door,
+            requested,
+            csrf: csrf.to_owned(),
+        })
+    }
+
+    async fn step(
+        &self,
+        body: &[u8],
+        headers: &HeaderMap,
+        address: &str,
+    ) -> Result<Outcome, Refusal> {
+        if !self.same_origin(headers) {
+            return Err(refuse(
+                StatusCode::FORBIDDEN,
+                "This form cannot be accepted",
+                "Cross-site form submissions are refused.",
+            ));
+        }
+        let form = Params::parse(body);
+        let flow = self.load_flow(&form).await?;
+        match form.get("action").unwrap_or("") {
+            "send_code" => self.send_code(&flow, &form, address).await,
+            "verify" => self.verify_code(&flow, &form).await,
+            "authorize" => self.authorize_signed_in(&flow, &form, headers).await,
+            "deny" => {
+                self.store
+                    .finish_pending(&flow.pending.id, self.now())
+                    .await?;
+                Ok(Outcome::Page {
+                    status: StatusCode::OK,
+                    html: page::notice_page(
+                        &self.config.service_name,
+                        "Connection declined",
+                        &format!(
+                            "Nothing was shared with {}. You can close this window.",
+                            flow.client.client_name
+                        ),
+                    ),
+                })
+            }
+            _ => Err(bad_request("Unknown action.")),
+        }
+    }
+
+    async fn authorize_signed_in(
+        &self,
+        flow: &Flow,
+        form: &Params,
+        headers: &HeaderMap,
+    ) -> Result<Outcome, Refusal> {
+        let account = self.session_account(headers).await?;
+        let account = account
+            .filter(|a| flow.pending.signed_in_account.as_deref() == Some(a.id.as_str()))
+            .filter(|a| self.may_skip_code(a, flow.requested.as_deref()))
+            .ok_or_else(|| {
+                bad_request("You are no longer signed in as the account this page showed.")
+            })?;
+        let granted = scopes::granted(&self.config, flow.requested.as_deref(), &form.all("scope"));
+        if granted.is_empty() {
+            let offers = self.ticked_offers(flow, form);
+            return Ok(Outcome::Page {
+                status: StatusCode::BAD_REQUEST,
+                html: page::consent_page(
+                    &self.page_context(flow, offers),
+                    &page::Step::SignedIn {
+                        name: &account.display_name,
+                        switch_href: None,
+                        error: Some("Tick at least one capability, or Deny."),
+                    },
+                ),
+            });
+        }
+        self.issue_code(flow, &account, granted, false).await
+    }
+
+    /// The consent is given: checks who may consent for the door, ends the flow, stores the
+    /// code and answers 303 to the client (signing the browser in after a code consent).
+    async fn issue_code(
+        &self,
+        flow: &Flow,
+        account: &Account,
+        granted: Vec<String>,
+        sign_in: bool,
+    ) -> Result<Outcome, Refusal> {
+        let subject = match self.doors.consent(&flow.door, &account.id).await? {
+            Consent::Personal { kind } => GrantSubject {
+                account_id: account.id.clone(),
+                subject_kind: kind,
+                subject_id: account.id.clone(),
+                personal: true,
+            },
+            Consent::For(subject) => GrantSubject {
+                account_id: account.id.clone(),
+                subject_kind: subject.kind,
+                subject_id: subject.id,
+                personal: false,
+            },
+            Consent::Refused => {
+                self.store
+                    .finish_pending(&flow.pending.id, self.now())
+                    .await?;
+                return Err(refuse(
+                    StatusCode::FORBIDDEN,
+                    "Not allowed",
+                    "This account cannot authorize access to that resource.",
+                ));
+            }
+        };
+        let now = self.now();
+        if !self.store.finish_pending(&flow.pending.id, now).await? {
+            return Err(bad_request("This sign-in request has already ended."));
+        }
+        let code = format!("{}{}", self.config.code_prefix, self.token(32));
+        self.store
+            .insert_auth_code(&AuthCodeRecord {
+                code_hash: sha256_hex(&code),
+                client_id: flow.client.client_id.clone(),
+                client_name: flow.client.client_name.clone(),
+                redirect_uri: flow.pending.redirect_uri.clone(),
+                code_challenge: flow.pending.code_challenge.clone(),
+                resource: flow.pending.resource.clone(),
+                subject,
+                scopes: granted,
+                created_at: now,
+                expires_at: now + ms(self.config.code_ttl),
+            })
+            .await?;
+        self.touch_client(&flow.client).await?;
+        let set_cookie = match sign_in {
+            true => Some(self.sign_in(&account.id).await?),
+            false => None,
+        };
+        let mut location = flow.pending.redirect_uri.clone();
+        let mut query = url::form_urlencoded::Serializer::new(String::new());
+        query.append_pair("code", &code);
+        if let Some(state) = &flow.pending.state {
+            query.append_pair("state", state);
+        }
+        query.append_pair("iss", &self.config.issuer);
+        location.push(if location.contains('?') { '&' } else { '?' });
+        location.push_str(&query.finish());
+        Ok(Outcome::Redirect {
+            location,
+            set_cookie,
+        })
+    }
+}

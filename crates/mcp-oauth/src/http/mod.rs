@@ -1,0 +1,247 @@
+//! The axum `Router`: request framing, the client address, caching and security headers.
+//! Each handler extracts its inputs and calls one `AuthServer` method.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, RawQuery, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use http::request::Parts;
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+
+use crate::authorize::Outcome;
+use crate::config::AddressSource;
+use crate::server::AuthServer;
+
+/// Form and JSON bodies are small; anything larger is refused with 413.
+const BODY_LIMIT: usize = 16 * 1024;
+const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; \
+                   frame-ancestors 'none'; base-uri 'none'";
+
+type Shared = State<Arc<AuthServer>>;
+
+impl AuthServer {
+    /// The endpoints: discovery documents, registration, consent, token and userinfo.
+    /// Mount at the root of the issuer's origin. For per-address limits behind
+    /// [`AddressSource::Peer`], serve with `into_make_service_with_connect_info::<SocketAddr>()`.
+    pub fn router(self: &Arc<Self>) -> Router {
+        // Everything but the consent page may be called from a browser-based client on another
+        // origin; none of it reads cookies, so `*` without credentials is safe.
+        let cors = Router::new()
+            .route(
+                "/.well-known/oauth-authorization-server",
+                get(as_metadata).options(preflight),
+            )
+            .route(
+                "/.well-known/oauth-protected-resource",
+                get(prm_root).options(preflight),
+            )
+            .route(
+                "/.well-known/oauth-protected-resource/{*door}",
+                get(prm_door).options(preflight),
+            )
+            .route("/oauth/register", post(register).options(preflight))
+            .route("/oauth/token", post(token).options(preflight))
+            .route("/oauth/userinfo", get(userinfo).options(preflight))
+            .layer(axum::middleware::map_response(allow_any_origin));
+        Router::new()
+            .route("/oauth/authorize", get(authorize_get).post(authorize_post))
+            .merge(cors)
+            .layer(DefaultBodyLimit::max(BODY_LIMIT))
+            .with_state(Arc::clone(self))
+    }
+
+    /// The client address of a request, per [`AddressSource`].
+    pub fn client_address(&self, headers: &HeaderMap, peer: Option<SocketAddr>) -> String {
+        if let AddressSource::Header(name) = &self.config.address_source
+            && let Some(value) = headers.get(name.as_str()).and_then(|v| v.to_str().ok())
+            && let Some(first) = value
+                .split(',')
+                .next()
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+        {
+            return first.chars().take(64).collect();
+        }
+        peer.map_or_else(|| "unknown".to_owned(), |p| p.ip().to_string())
+    }
+}
+
+async fn allow_any_origin(mut response: Response) -> Response {
+    response.headers_mut().insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    response
+}
+
+async fn preflight() -> Response {
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, POST, OPTIONS"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static("authorization, content-type, mcp-protocol-version"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("86400"),
+    );
+    response
+}
+
+fn address(server: &AuthServer, parts: &Parts) -> String {
+    let peer = parts
+        .extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0);
+    server.client_address(&parts.headers, peer)
+}
+
+fn json_response(status: StatusCode, body: &serde_json::Value, cache: &'static str) -> Response {
+    let mut response = (status, axum::Json(body)).into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+    response
+}
+
+async fn as_metadata(State(server): Shared) -> Response {
+    json_response(
+        StatusCode::OK,
+        &server.authorization_server_metadata(),
+        "max-age=300",
+    )
+}
+
+async fn prm_root(State(server): Shared) -> Response {
+    let doc = server.protected_resource_metadata(&server.config.root_resource);
+    json_response(StatusCode::OK, &doc, "max-age=300")
+}
+
+async fn prm_door(State(server): Shared, Path(door): Path<String>) -> Response {
+    let resource = format!("{}/{door}", server.config.issuer);
+    match server.doors.door(&resource).await {
+        Ok(Some(found)) => json_response(
+            StatusCode::OK,
+            &server.protected_resource_metadata(&found.resource),
+            "max-age=300",
+        ),
+        Ok(None) => json_response(
+            StatusCode::NOT_FOUND,
+            &serde_json::json!({"error": "not_found", "error_description": "No such resource."}),
+            "max-age=300",
+        ),
+        Err(e) => {
+            tracing::error!(error = %e, "directory failure");
+            json_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &serde_json::json!({"error": "temporarily_unavailable"}),
+                "no-store",
+            )
+        }
+    }
+}
+
+async fn register(State(server): Shared, parts: Parts, body: Bytes) -> Response {
+    let address = address(&server, &parts);
+    match server.register(&body, &address).await {
+        Ok(doc) => json_response(StatusCode::CREATED, &doc, "no-store"),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn token(State(server): Shared, body: Bytes) -> Response {
+    match server.token_request(&body).await {
+        Ok(tokens) => {
+            let mut response = (StatusCode::OK, axum::Json(tokens)).into_response();
+            let headers = response.headers_mut();
+            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            headers.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+            response
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn userinfo(State(server): Shared, headers: HeaderMap) -> Response {
+    let (status, body, challenge) = server.userinfo(&headers).await;
+    let mut response = json_response(status, &body, "no-store");
+    if let Some(value) = challenge.and_then(|c| HeaderValue::from_str(&c).ok()) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+async fn authorize_get(
+    State(server): Shared,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    page_response(
+        server
+            .authorize_get(query.as_deref().unwrap_or(""), &headers)
+            .await,
+    )
+}
+
+async fn authorize_post(State(server): Shared, parts: Parts, body: Bytes) -> Response {
+    let address = address(&server, &parts);
+    page_response(server.authorize_post(&body, &parts.headers, &address).await)
+}
+
+/// Every consent-page answer carries the same security headers, pages and redirects alike.
+fn page_response(outcome: Outcome) -> Response {
+    let mut response = match outcome {
+        Outcome::Page { status, html } => {
+            let mut r = Response::new(Body::from(html));
+            *r.status_mut() = status;
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/html; charset=utf-8"),
+            );
+            r
+        }
+        Outcome::Redirect {
+            location,
+            set_cookie,
+        } => {
+            let mut r = Response::new(Body::empty());
+            *r.status_mut() = StatusCode::SEE_OTHER;
+            match HeaderValue::from_str(&location) {
+                Ok(value) => {
+                    r.headers_mut().insert(header::LOCATION, value);
+                }
+                Err(_) => *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR,
+            }
+            if let Some(value) = set_cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
+                r.headers_mut().insert(header::SET_COOKIE, value);
+            }
+            r
+        }
+    };
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}

@@ -1,0 +1,45 @@
+//! mcp-oauth: a reusable OAuth 2.1 authorization server for remote MCP servers.
+//!
+//! It serves the discovery documents, dynamic client registration, the consent page (email
+//! one-time code or an existing browser session, then an explicit Authorize), the token
+//! endpoint and `/oauth/userinfo`, and gives the product's doors the resource-server side:
+//! [`AuthServer::verify_access_token`], the `WWW-Authenticate` challenges, grant management
+//! for a connections page and refusal counting. It knows no product: names, URLs, scopes,
+//! doors and accounts come from the product through [`AuthServerConfig`],
+//! [`ResourceDirectory`], [`AccountDirectory`] and [`Mailer`].
+
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+pub mod cimd;
+pub mod config;
+pub mod crypto;
+pub mod directory;
+pub mod error;
+pub mod mail;
+pub mod random;
+pub mod redirect;
+pub mod scopes;
+pub mod store;
+
+mod authorize;
+mod grants;
+mod http;
+mod register;
+mod resource;
+mod server;
+mod token;
+
+#[cfg(feature = "cimd-fetch")]
+pub use cimd::HttpsFetcher;
+pub use cimd::{ClientMetadata, FetchError, MetadataFetcher};
+pub use config::{AddressSource, AuthServerConfig, EmailCodePolicy, RegistrationPolicy, Secret};
+pub use directory::{
+    Account, AccountDirectory, Consent, DirectoryError, Door, ResourceDirectory, Subject,
+};
+pub use error::{ConfigError, OAuthError};
+pub use grants::{ConnectionView, SetScopesError};
+pub use mail::{FileOutbox, Mail, MailError, Mailer, SmtpMailer};
+pub use random::{OsRandom, RandomSource};
+pub use resource::{GrantView, TokenError};
+pub use server::AuthServer;
+pub use store::{DbOptions, OAuthStore, PgStore, RefusalCount, SqliteStore, StoreError};

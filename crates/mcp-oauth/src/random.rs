@@ -1,0 +1,58 @@
+//! Randomness, injected like the clock so tests can make it predictable: the source of every
+//! token, code and id this crate mints.
+
+use crate::crypto::b64url;
+
+/// Fills buffers with cryptographically secure random bytes.
+pub trait RandomSource: Send + Sync + 'static {
+    fn fill(&self, buf: &mut [u8]);
+}
+
+/// The operating system's generator.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct OsRandom;
+
+impl RandomSource for OsRandom {
+    fn fill(&self, buf: &mut [u8]) {
+        if let Err(err) = getrandom::fill(buf) {
+            // Without entropy no secret may be minted; this cannot be recovered from.
+            tracing::error!(error = %err, "the operating system's random source failed");
+            std::process::abort();
+        }
+    }
+}
+
+/// `n` random bytes as base64url (no padding).
+pub(crate) fn token(random: &dyn RandomSource, n: usize) -> String {
+    let mut buf = vec![0u8; n];
+    random.fill(&mut buf);
+    b64url(&buf)
+}
+
+/// A uniformly random decimal code of `digits` digits (rejection sampling, no modulo bias).
+pub(crate) fn digits(random: &dyn RandomSource, digits: u32) -> String {
+    let range = 10u64.pow(digits);
+    let limit = u64::MAX - (u64::MAX % range);
+    loop {
+        let mut buf = [0u8; 8];
+        random.fill(&mut buf);
+        let n = u64::from_le_bytes(buf);
+        if n < limit {
+            return format!("{:0width$}", n % range, width = digits as usize);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes() {
+        assert_eq!(token(&OsRandom, 32).len(), 43);
+        assert_eq!(token(&OsRandom, 18).len(), 24);
+        let code = digits(&OsRandom, 6);
+        assert_eq!(code.len(), 6);
+        assert!(code.bytes().all(|b| b.is_ascii_digit()));
+    }
+}

@@ -1,0 +1,101 @@
+//! Client ID Metadata Documents, with a fake fetcher: the document names the client and
+//! its redirect URIs, must name its own URL, and private addresses are never fetched.
+
+use http::StatusCode;
+
+use crate::harness::{AuthRequest, Backend, Harness, PERSON_DOOR};
+
+const CLIENT_URL: &str = "https://app.example/oauth/client.json";
+
+fn document(client_id: &str) -> String {
+    serde_json::json!({
+        "client_id": client_id,
+        "client_name": "Doc App",
+        "redirect_uris": ["http://127.0.0.1/callback"],
+        "token_endpoint_auth_method": "none",
+    })
+    .to_string()
+}
+
+fn request(client_id: &str) -> AuthRequest {
+    AuthRequest {
+        client_id: client_id.into(),
+        redirect_uri: "http://127.0.0.1:40123/callback".into(),
+        resource: PERSON_DOOR.into(),
+        scope: None,
+        state: None,
+        verifier: "d".repeat(64),
+    }
+}
+
+#[tokio::test]
+async fn document_client_runs_the_whole_flow() {
+    let h = Harness::sqlite().await;
+    h.fetcher
+        .documents
+        .lock()
+        .unwrap()
+        .insert(CLIENT_URL.into(), document(CLIENT_URL));
+    let req = request(CLIENT_URL);
+    let page = h.open(&req, &[]).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert!(page.body.contains("Doc App"));
+    assert!(page.body.contains("described at app.example"));
+    let tokens = h.tokens(&req, "alice@example.com", None).await;
+    let grant = h
+        .server
+        .verify_access_token(&tokens.access, PERSON_DOOR)
+        .await
+        .unwrap();
+    assert_eq!(grant.client_id, CLIENT_URL);
+    assert_eq!(
+        h.refresh(&req, &tokens.refresh).await.status,
+        StatusCode::OK
+    );
+    // Cached: one fetch served every step.
+    assert_eq!(h.fetcher.fetches.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn bad_documents_and_private_addresses_are_refused() {
+    let h = Harness::sqlite().await;
+    let other = "https://app.example/other.json";
+    // The document names another URL.
+    h.fetcher
+        .documents
+        .lock()
+        .unwrap()
+        .insert(other.into(), document(CLIENT_URL));
+    let r = h.open(&request(other), &[]).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(r.body.contains("unknown client_id"));
+    // Private, loopback and plain-http URLs are refused before any fetch.
+    let before = h.fetcher.fetches.lock().unwrap().len();
+    for url in [
+        "https://127.0.0.1/client.json",
+        "https://10.0.0.8/client.json",
+        "https://[::1]/client.json",
+        "https://localhost/client.json",
+        "https://169.254.169.254/latest/meta-data",
+        "http://app.example/client.json",
+    ] {
+        let r = h.open(&request(url), &[]).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{url}");
+    }
+    assert_eq!(h.fetcher.fetches.lock().unwrap().len(), before);
+}
+
+#[tokio::test]
+async fn documents_are_ignored_when_disabled() {
+    let h = Harness::with(Backend::Sqlite, |c| c.client_id_metadata_documents = false)
+        .await
+        .unwrap();
+    h.fetcher
+        .documents
+        .lock()
+        .unwrap()
+        .insert(CLIENT_URL.into(), document(CLIENT_URL));
+    let r = h.open(&request(CLIENT_URL), &[]).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(h.fetcher.fetches.lock().unwrap().is_empty());
+}

@@ -1,0 +1,19 @@
+//! mcp-oauth's integration tests, one binary: every negative test of the security page by
+//! its number (`nNN_…`), run on SQLite and, with `TEST_DATABASE_URL`, on PostgreSQL; the
+//! positive flows; discovery snapshots; metadata documents; shared migrations.
+
+// The whole binary is test code; clippy.toml's allow-*-in-tests only covers `#[test]` bodies,
+// not the shared helpers.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod harness;
+
+mod authorize;
+mod cimd;
+mod discovery;
+mod email_code;
+mod flows;
+mod migrations;
+mod register;
+mod resource;
+mod token;
