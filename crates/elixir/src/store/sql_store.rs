@@ -70,7 +70,8 @@ macro_rules! sql_store {
             #[async_trait]
             impl Store for super::$store {
                 async fn migrate(&self) -> Result<(), StoreError> {
-                    Ok(super::MIGRATIONS.migrator().await?.run(&self.pool).await?)
+                    // mcp-oauth's migrations share the database: ignore their versions.
+                    Ok(super::MIGRATIONS.migrator(true).await?.run(&self.pool).await?)
                 }
 
                 async fn ping(&self) -> Result<(), StoreError> {

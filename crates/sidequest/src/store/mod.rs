@@ -441,3 +441,15 @@ impl Default for DbOptions {
         }
     }
 }
+
+impl DbOptions {
+    /// The same settings in [`sqlkit`]'s terms, for opening either backend's pool.
+    pub(crate) fn pool_settings(&self) -> sqlkit::PoolSettings {
+        sqlkit::PoolSettings {
+            max_connections: self.max_connections,
+            acquire_timeout: self.acquire_timeout,
+            statement_timeout: self.statement_timeout,
+            lock_timeout: self.lock_timeout,
+        }
+    }
+}

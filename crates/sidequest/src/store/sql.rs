@@ -1,14 +1,9 @@
-//! What the two SQL backends share: the translation of sqlx errors into [`StoreError`] (the
-//! one place it happens), row decoding into domain records, the column lists both schemas
-//! agree on, and the embedded-migration source. Statements and transactions stay in the
-//! backends.
+//! What the two SQL backends share beyond [`sqlkit`]: the mapping of its [`DbFailure`] into
+//! [`StoreError`] (the one place database errors are translated; the classification itself is
+//! sqlkit's), row decoding into domain records and the column lists both schemas agree on.
+//! Statements and transactions stay in the backends.
 
-use std::borrow::Cow;
-
-use sqlx::error::DatabaseError;
-use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
-use sqlx::{ColumnIndex, Decode, Row, Type};
-use uuid::Uuid;
+use sqlkit::{Cols, DbFailure};
 
 use super::{AuthorGrant, AuthorTokenInfo, SessionRecord, StoreError};
 use crate::domain::wiki::WikiPage;
@@ -17,142 +12,32 @@ use crate::domain::{
     Node, OperationKind, PlayStatus, PlayTokenGrant, Receipt, Scenario, User,
 };
 
-impl From<sqlx::Error> for StoreError {
-    fn from(err: sqlx::Error) -> Self {
-        match err {
-            sqlx::Error::RowNotFound => StoreError::NotFound,
-            sqlx::Error::PoolTimedOut
-            | sqlx::Error::PoolClosed
-            | sqlx::Error::Io(_)
-            | sqlx::Error::Tls(_)
-            | sqlx::Error::WorkerCrashed => StoreError::Unavailable(err.to_string()),
-            sqlx::Error::Database(db) if db.is_unique_violation() => {
-                StoreError::Conflict(db.message().to_owned())
-            }
-            // Only inserts and updates name other rows (nothing deletes a referenced row): the
-            // user, scenario or page they point at does not exist.
-            sqlx::Error::Database(db) if db.is_foreign_key_violation() => StoreError::NotFound,
-            sqlx::Error::Database(db) if is_transient(&*db) => {
-                StoreError::Unavailable(db.message().to_owned())
-            }
-            sqlx::Error::Migrate(m) => match *m {
-                sqlx::migrate::MigrateError::Execute(inner) => inner.into(),
-                other => StoreError::Internal(format!("migration failed: {other}")),
-            },
+impl From<DbFailure> for StoreError {
+    fn from(failure: DbFailure) -> Self {
+        match failure {
+            DbFailure::NotFound => StoreError::NotFound,
+            DbFailure::Conflict(message) => StoreError::Conflict(message),
+            DbFailure::Unavailable(message) => StoreError::Unavailable(message),
+            DbFailure::Internal(message) => StoreError::Internal(message),
+            // `DbFailure` is non-exhaustive: a kind sqlkit adds later is a bug until mapped.
             other => StoreError::Internal(other.to_string()),
         }
     }
 }
 
+/// Through [`DbFailure`]. Only inserts and updates name other rows (nothing deletes a
+/// referenced row), so its foreign-key rule holds here: a violated foreign key means the user,
+/// scenario or page pointed at does not exist.
+impl From<sqlx::Error> for StoreError {
+    fn from(err: sqlx::Error) -> Self {
+        DbFailure::from(err).into()
+    }
+}
+
 impl From<sqlx::migrate::MigrateError> for StoreError {
     fn from(err: sqlx::migrate::MigrateError) -> Self {
-        sqlx::Error::Migrate(Box::new(err)).into()
+        DbFailure::from(err).into()
     }
-}
-
-/// Whether a database error means "busy or gone, try again later" rather than a bug: the caller
-/// answers 503 instead of 500.
-fn is_transient(db: &dyn DatabaseError) -> bool {
-    if let Some(pg) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
-        let code = pg.code();
-        // 08 connection exception, 53 insufficient resources, 40001 serialization failure,
-        // 40P01 deadlock, 55P03 lock_timeout, 57014 statement_timeout, 57P0x shutdown.
-        return code.starts_with("08")
-            || code.starts_with("53")
-            || code.starts_with("57P")
-            || matches!(code, "40001" | "40P01" | "55P03" | "57014");
-    }
-    if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
-        // The extended result code; its low byte is the primary code: SQLITE_BUSY (5) once the
-        // busy timeout has run out, SQLITE_LOCKED (6).
-        let primary = db
-            .code()
-            .and_then(|c| c.parse::<i32>().ok())
-            .map(|c| c & 0xff);
-        return matches!(primary, Some(5 | 6));
-    }
-    false
-}
-
-type MigrationsFuture = std::pin::Pin<
-    Box<dyn Future<Output = Result<Vec<Migration>, sqlx::error::BoxDynError>> + Send>,
->;
-
-/// Embedded migration scripts as `(version, description, sql)`, fed to sqlx's migrator
-/// (its `migrate!` macro needs the `macros` feature, which we leave off for build time).
-#[derive(Debug)]
-pub(crate) struct Embedded(pub &'static [(i64, &'static str, &'static str)]);
-
-impl MigrationSource<'static> for Embedded {
-    fn resolve(self) -> MigrationsFuture {
-        let migrations = self
-            .0
-            .iter()
-            .map(|&(version, description, sql)| {
-                Migration::new(
-                    version,
-                    Cow::Borrowed(description),
-                    MigrationType::Simple,
-                    Cow::Borrowed(sql),
-                    false,
-                )
-            })
-            .collect();
-        Box::pin(async move { Ok(migrations) })
-    }
-}
-
-impl Embedded {
-    /// The migrator over these scripts.
-    pub(crate) async fn migrator(self) -> Result<Migrator, StoreError> {
-        Ok(Migrator::new(self).await?)
-    }
-}
-
-/// Typed column access by name, for the row types of both backends; decoding failures are
-/// `Internal` (the schema and the code disagree).
-pub(crate) trait Cols {
-    fn text(&self, col: &str) -> Result<String, StoreError>;
-    fn opt_text(&self, col: &str) -> Result<Option<String>, StoreError>;
-    fn int(&self, col: &str) -> Result<i64, StoreError>;
-    fn opt_int(&self, col: &str) -> Result<Option<i64>, StoreError>;
-    fn flag(&self, col: &str) -> Result<bool, StoreError>;
-
-    fn uuid(&self, col: &str) -> Result<Uuid, StoreError> {
-        parse_uuid(&self.text(col)?)
-    }
-    fn opt_uuid(&self, col: &str) -> Result<Option<Uuid>, StoreError> {
-        self.opt_text(col)?.as_deref().map(parse_uuid).transpose()
-    }
-}
-
-impl<R> Cols for R
-where
-    R: Row,
-    for<'a> &'a str: ColumnIndex<R>,
-    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> bool: Decode<'r, R::Database> + Type<R::Database>,
-{
-    fn text(&self, col: &str) -> Result<String, StoreError> {
-        Ok(self.try_get(col)?)
-    }
-    fn opt_text(&self, col: &str) -> Result<Option<String>, StoreError> {
-        Ok(self.try_get(col)?)
-    }
-    fn int(&self, col: &str) -> Result<i64, StoreError> {
-        Ok(self.try_get(col)?)
-    }
-    fn opt_int(&self, col: &str) -> Result<Option<i64>, StoreError> {
-        Ok(self.try_get(col)?)
-    }
-    fn flag(&self, col: &str) -> Result<bool, StoreError> {
-        Ok(self.try_get(col)?)
-    }
-}
-
-fn parse_uuid(text: &str) -> Result<Uuid, StoreError> {
-    Uuid::parse_str(text).map_err(|e| StoreError::Internal(format!("stored uuid {text:?}: {e}")))
 }
 
 /// Parses a stored enum spelling with the domain's own `parse`.

@@ -404,7 +404,7 @@ macro_rules! sql_store {
             #[async_trait]
             impl Store for super::$store {
                 async fn migrate(&self) -> Result<(), StoreError> {
-                    Ok(super::MIGRATIONS.migrator().await?.run(&self.pool).await?)
+                    Ok(super::MIGRATIONS.migrator(false).await?.run(&self.pool).await?)
                 }
 
                 async fn ping(&self) -> Result<(), StoreError> {
@@ -1032,7 +1032,7 @@ macro_rules! sql_store {
                     .bind(a.id.to_string())
                     .fetch_one(&self.pool)
                     .await?;
-                    let stored: Option<String> = sql::Cols::opt_text(&row, "creation_hash")?;
+                    let stored: Option<String> = sqlkit::Cols::opt_text(&row, "creation_hash")?;
                     if stored.as_deref() == Some(creation_hash) {
                         Ok(CreateOutcome::Existing(Box::new(sql::assignment(&row)?)))
                     } else {

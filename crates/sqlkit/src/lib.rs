@@ -1,0 +1,17 @@
+//! sqlkit: the sqlx plumbing every product store shares, so it exists once. It owns the
+//! classification of `sqlx::Error` ([`DbFailure`]), embedded migrations ([`Embedded`]), typed
+//! column access ([`Cols`]) and opening SQLite and PostgreSQL pools ([`open_sqlite`],
+//! [`open_postgres`]). Statements, schemas, row types and each product's `StoreError` stay in
+//! the products.
+
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod cols;
+mod failure;
+mod migrate;
+mod pool;
+
+pub use cols::Cols;
+pub use failure::DbFailure;
+pub use migrate::Embedded;
+pub use pool::{PoolSettings, open_postgres, open_sqlite};

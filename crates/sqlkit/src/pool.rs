@@ -1,0 +1,154 @@
+//! Opening pools the way every product store wants them: SQLite as one WAL-mode file with
+//! foreign keys on, PostgreSQL with per-connection timeouts. The settings' defaults and where
+//! they come from (flags, config) are each product's.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+
+use crate::DbFailure;
+
+/// Pool size and timeouts, for both backends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolSettings {
+    /// At most this many connections (at least 1; an in-memory SQLite database has exactly 1).
+    pub max_connections: u32,
+    /// How long to wait for a pooled connection before giving up as `Unavailable`.
+    pub acquire_timeout: Duration,
+    /// PostgreSQL `statement_timeout`; SQLite's busy timeout.
+    pub statement_timeout: Duration,
+    /// PostgreSQL `lock_timeout`; unused by SQLite.
+    pub lock_timeout: Duration,
+}
+
+/// Opens (creating if missing) the SQLite database at `url`, e.g. `sqlite://app.db` or
+/// `sqlite::memory:`: WAL journal, foreign keys on, `statement_timeout` as the busy timeout.
+pub async fn open_sqlite(url: &str, settings: &PoolSettings) -> Result<SqlitePool, DbFailure> {
+    let connect = SqliteConnectOptions::from_str(url)?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .foreign_keys(true)
+        .busy_timeout(settings.statement_timeout);
+    let pool = SqlitePoolOptions::new().acquire_timeout(settings.acquire_timeout);
+    let pool = if is_memory(url) {
+        // The database lives as long as its connection: keep exactly one, forever.
+        pool.max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+    } else {
+        pool.max_connections(settings.max_connections.max(1))
+    };
+    Ok(pool.connect_with(connect).await?)
+}
+
+/// Connects to the PostgreSQL database at `url` (`postgres://…`); every connection carries
+/// `statement_timeout` and `lock_timeout`.
+pub async fn open_postgres(url: &str, settings: &PoolSettings) -> Result<PgPool, DbFailure> {
+    let connect = PgConnectOptions::from_str(url)?.options([
+        ("statement_timeout", millis(settings.statement_timeout)),
+        ("lock_timeout", millis(settings.lock_timeout)),
+    ]);
+    Ok(PgPoolOptions::new()
+        .max_connections(settings.max_connections.max(1))
+        .acquire_timeout(settings.acquire_timeout)
+        .connect_with(connect)
+        .await?)
+}
+
+fn is_memory(url: &str) -> bool {
+    url.contains(":memory:") || url.contains("mode=memory")
+}
+
+/// A duration as a PostgreSQL setting in milliseconds, rounded up to 1 ms: `0` would mean
+/// "no limit".
+fn millis(d: Duration) -> String {
+    format!("{}ms", d.as_millis().max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use sqlx::Executor;
+
+    use super::*;
+
+    const SETTINGS: PoolSettings = PoolSettings {
+        max_connections: 4,
+        acquire_timeout: Duration::from_secs(5),
+        statement_timeout: Duration::from_millis(1500),
+        lock_timeout: Duration::from_millis(250),
+    };
+
+    #[test]
+    fn postgres_timeouts_are_whole_milliseconds_never_zero() {
+        assert_eq!(millis(Duration::from_millis(1500)), "1500ms");
+        assert_eq!(millis(Duration::from_secs(10)), "10000ms");
+        assert_eq!(millis(Duration::ZERO), "1ms");
+        assert_eq!(millis(Duration::from_micros(1999)), "1ms");
+    }
+
+    #[tokio::test]
+    async fn an_in_memory_database_keeps_its_one_connection() {
+        let pool = open_sqlite("sqlite::memory:", &SETTINGS).await.unwrap();
+        let options = pool.options();
+        assert_eq!(options.get_max_connections(), 1);
+        assert_eq!(options.get_min_connections(), 1);
+        assert_eq!(options.get_idle_timeout(), None);
+        assert_eq!(options.get_max_lifetime(), None);
+        pool.execute("CREATE TABLE t (x INTEGER)").await.unwrap();
+        pool.execute("INSERT INTO t VALUES (1)").await.unwrap();
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM t")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(n, 1);
+    }
+
+    async fn pragma<T>(pool: &SqlitePool, name: &str) -> T
+    where
+        T: for<'r> sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite> + Send + Unpin,
+    {
+        sqlx::query_scalar(&format!("PRAGMA {name}"))
+            .fetch_one(pool)
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_sqlite_file_is_created_in_wal_mode_with_foreign_keys_on() {
+        let (dir, url) = testkit::db::fresh_sqlite_url();
+        let pool = open_sqlite(&url, &SETTINGS).await.unwrap();
+        assert!(dir.path().join("x.db").exists());
+        assert_eq!(pool.options().get_max_connections(), 4);
+        assert_eq!(pragma::<String>(&pool, "journal_mode").await, "wal");
+        assert_eq!(pragma::<i64>(&pool, "foreign_keys").await, 1);
+        assert_eq!(pragma::<i64>(&pool, "busy_timeout").await, 1500);
+    }
+
+    #[tokio::test]
+    async fn a_bad_url_is_internal() {
+        let failure = open_postgres("postgres://h:notaport/db", &SETTINGS)
+            .await
+            .unwrap_err();
+        assert!(matches!(failure, DbFailure::Internal(_)), "{failure:?}");
+    }
+
+    #[tokio::test]
+    async fn postgres_connections_carry_the_timeouts() {
+        let Some(url) = testkit::db::service_env("TEST_DATABASE_URL") else {
+            return;
+        };
+        let pool = open_postgres(&url, &SETTINGS).await.unwrap();
+        assert_eq!(pool.options().get_max_connections(), 4);
+        let mut conn = pool.acquire().await.unwrap();
+        for (setting, value) in [("statement_timeout", "1500ms"), ("lock_timeout", "250ms")] {
+            let shown: String = sqlx::query_scalar(&format!("SHOW {setting}"))
+                .fetch_one(&mut *conn)
+                .await
+                .unwrap();
+            assert_eq!(shown, value, "{setting}");
+        }
+    }
+}
