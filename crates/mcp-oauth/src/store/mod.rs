@@ -296,6 +296,21 @@ impl Default for DbOptions {
     }
 }
 
+impl DbOptions {
+    /// The same settings in [`sqlkit`]'s terms, for opening either backend's pool.
+    /// `lock_timeout` is the statement timeout: a lock wait happens inside a statement whose
+    /// own timer started earlier, so the statement timeout always fires first and PostgreSQL
+    /// behaves as with no `lock_timeout` at all.
+    pub(crate) fn pool_settings(&self) -> sqlkit::PoolSettings {
+        sqlkit::PoolSettings {
+            max_connections: self.max_connections,
+            acquire_timeout: self.acquire_timeout,
+            statement_timeout: self.statement_timeout,
+            lock_timeout: self.statement_timeout,
+        }
+    }
+}
+
 /// The migration versions of this crate start here, far from any product's own, because
 /// both share sqlx's `_sqlx_migrations` table when they share a database.
 pub const MIGRATION_VERSION_BASE: i64 = 1_000_000;

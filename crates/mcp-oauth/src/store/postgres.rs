@@ -1,12 +1,11 @@
 //! The PostgreSQL backend, for several server instances on one database. Every guarantee
 //! that must hold across instances is a single conditional statement or a transaction.
+//! Opening the pool is [`sqlkit::open_postgres`]'s.
 
-use std::str::FromStr;
-
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlkit::Embedded;
+use sqlx::postgres::PgPool;
 use sqlx::{Postgres, Transaction};
 
-use super::sql::Embedded;
 use super::sql_store::oauth_sql_store;
 use super::{DbOptions, StoreError};
 
@@ -25,15 +24,9 @@ pub struct PgStore {
 impl PgStore {
     /// Connects to `url` (`postgres://…`). Does not migrate.
     pub async fn connect(url: &str, options: &DbOptions) -> Result<Self, StoreError> {
-        let timeout = format!("{}ms", options.statement_timeout.as_millis().max(1));
-        let connect =
-            PgConnectOptions::from_str(url)?.options([("statement_timeout", timeout.as_str())]);
-        let pool = PgPoolOptions::new()
-            .max_connections(options.max_connections.max(1))
-            .acquire_timeout(options.acquire_timeout)
-            .connect_with(connect)
-            .await?;
-        Ok(Self::from_pool(pool))
+        Ok(Self::from_pool(
+            sqlkit::open_postgres(url, &options.pool_settings()).await?,
+        ))
     }
 
     /// Uses a pool the product already opened (one database for both).

@@ -1,11 +1,8 @@
-//! What the two SQL backends share: the translation of sqlx errors into [`StoreError`] (the
-//! one place it happens), the embedded migrations and their migrator, and row decoding.
+//! What the two SQL backends share beyond [`sqlkit`]: the mapping of its [`DbFailure`] into
+//! [`StoreError`] (the one place database errors are translated; the classification itself is
+//! sqlkit's), row decoding into records and the column lists both schemas agree on.
 
-use std::borrow::Cow;
-
-use sqlx::error::DatabaseError;
-use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
-use sqlx::{ColumnIndex, Decode, Row, Type};
+use sqlkit::{Cols, DbFailure};
 
 use super::{
     AccessRecord, AuthCodeRecord, ClientRecord, EmailCodeRecord, GrantRecord, GrantSubject,
@@ -13,125 +10,31 @@ use super::{
 };
 use crate::scopes;
 
-impl From<sqlx::Error> for StoreError {
-    fn from(err: sqlx::Error) -> Self {
-        match err {
-            sqlx::Error::PoolTimedOut
-            | sqlx::Error::PoolClosed
-            | sqlx::Error::Io(_)
-            | sqlx::Error::Tls(_)
-            | sqlx::Error::WorkerCrashed => StoreError::Unavailable(err.to_string()),
-            sqlx::Error::Database(db) if db.is_unique_violation() => {
-                StoreError::Conflict(db.message().to_owned())
-            }
-            sqlx::Error::Database(db) if is_transient(&*db) => {
-                StoreError::Unavailable(db.message().to_owned())
-            }
-            sqlx::Error::Migrate(m) => match *m {
-                sqlx::migrate::MigrateError::Execute(inner) => inner.into(),
-                other => StoreError::Internal(format!("migration failed: {other}")),
-            },
+impl From<DbFailure> for StoreError {
+    fn from(failure: DbFailure) -> Self {
+        match failure {
+            DbFailure::Conflict(message) => StoreError::Conflict(message),
+            DbFailure::Unavailable(message) => StoreError::Unavailable(message),
+            DbFailure::Internal(message) => StoreError::Internal(message),
+            // `StoreError` has no not-found: lookups fetch optionally and say so in their
+            // results, so a row missing where a statement required one (or the grant a new
+            // token names, gone meanwhile) stays `Internal`, as it always was here. So does a
+            // kind sqlkit adds later (`DbFailure` is non-exhaustive) until it is mapped.
             other => StoreError::Internal(other.to_string()),
         }
     }
 }
 
+/// Through [`DbFailure`].
+impl From<sqlx::Error> for StoreError {
+    fn from(err: sqlx::Error) -> Self {
+        DbFailure::from(err).into()
+    }
+}
+
 impl From<sqlx::migrate::MigrateError> for StoreError {
     fn from(err: sqlx::migrate::MigrateError) -> Self {
-        sqlx::Error::Migrate(Box::new(err)).into()
-    }
-}
-
-/// Whether a database error means "busy or gone, try again later" (503, not 500).
-fn is_transient(db: &dyn DatabaseError) -> bool {
-    if let Some(pg) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
-        let code = pg.code();
-        return code.starts_with("08")
-            || code.starts_with("53")
-            || code.starts_with("57P")
-            || matches!(code, "40001" | "40P01" | "55P03" | "57014");
-    }
-    if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
-        // SQLITE_BUSY (5) once the busy timeout ran out, SQLITE_LOCKED (6).
-        let primary = db
-            .code()
-            .and_then(|c| c.parse::<i32>().ok())
-            .map(|c| c & 0xff);
-        return matches!(primary, Some(5 | 6));
-    }
-    false
-}
-
-type MigrationsFuture = std::pin::Pin<
-    Box<dyn Future<Output = Result<Vec<Migration>, sqlx::error::BoxDynError>> + Send>,
->;
-
-/// Embedded migration scripts as `(version, description, sql)`; sqlx's `migrate!` needs the
-/// `macros` feature, which the workspace leaves off for build time.
-#[derive(Debug)]
-pub(crate) struct Embedded(pub &'static [(i64, &'static str, &'static str)]);
-
-impl MigrationSource<'static> for Embedded {
-    fn resolve(self) -> MigrationsFuture {
-        let migrations = self
-            .0
-            .iter()
-            .map(|&(version, description, sql)| {
-                Migration::new(
-                    version,
-                    Cow::Borrowed(description),
-                    MigrationType::Simple,
-                    Cow::Borrowed(sql),
-                    false,
-                )
-            })
-            .collect();
-        Box::pin(async move { Ok(migrations) })
-    }
-}
-
-impl Embedded {
-    /// The migrator over these scripts. It ignores rows of `_sqlx_migrations` it does not
-    /// know (sqlx 0.8 `validate_applied_migrations` returns early on `ignore_missing`), so a
-    /// product's migrator and this one can share the table; the product's must do the same.
-    pub(crate) async fn migrator(self) -> Result<Migrator, StoreError> {
-        let mut migrator = Migrator::new(self).await?;
-        migrator.set_ignore_missing(true);
-        Ok(migrator)
-    }
-}
-
-/// Typed column access by name for both backends' rows; decoding failures are `Internal`.
-pub(crate) trait Cols {
-    fn text(&self, col: &str) -> Result<String, StoreError>;
-    fn opt_text(&self, col: &str) -> Result<Option<String>, StoreError>;
-    fn int(&self, col: &str) -> Result<i64, StoreError>;
-    fn opt_int(&self, col: &str) -> Result<Option<i64>, StoreError>;
-    fn flag(&self, col: &str) -> Result<bool, StoreError>;
-}
-
-impl<R> Cols for R
-where
-    R: Row,
-    for<'a> &'a str: ColumnIndex<R>,
-    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> bool: Decode<'r, R::Database> + Type<R::Database>,
-{
-    fn text(&self, col: &str) -> Result<String, StoreError> {
-        Ok(self.try_get(col)?)
-    }
-    fn opt_text(&self, col: &str) -> Result<Option<String>, StoreError> {
-        Ok(self.try_get(col)?)
-    }
-    fn int(&self, col: &str) -> Result<i64, StoreError> {
-        Ok(self.try_get(col)?)
-    }
-    fn opt_int(&self, col: &str) -> Result<Option<i64>, StoreError> {
-        Ok(self.try_get(col)?)
-    }
-    fn flag(&self, col: &str) -> Result<bool, StoreError> {
-        Ok(self.try_get(col)?)
+        DbFailure::from(err).into()
     }
 }
 
