@@ -33,6 +33,21 @@ fn quote(out: &mut String, text: &str) {
     }
 }
 
+/// One line of a review event (`<status> <consequence id>`, as the review writes it) in the
+/// reader's language, naming the consequence; any other text is kept as it is.
+fn review_line(line: &str, consequences: &[Consequence], t: &ReportText) -> String {
+    let parsed = line.split_once(' ').and_then(|(status, id)| {
+        let status = crate::domain::ConsequenceStatus::parse(status)?;
+        let c = consequences.iter().find(|c| c.id.to_string() == id)?;
+        Some(format!(
+            "- {}: {}",
+            t.consequence_status_name(status),
+            c.description
+        ))
+    });
+    parsed.unwrap_or_else(|| line.to_owned())
+}
+
 /// Renders the report.
 pub fn render(input: &ReportInput<'_>, language: Language, reader: Reader) -> String {
     let t: &ReportText = report_text(language);
@@ -63,14 +78,27 @@ pub fn render(input: &ReportInput<'_>, language: Language, reader: Reader) -> St
     }
 
     let _ = writeln!(out, "\n## {}\n", t.journal);
-    let visible: Vec<&JournalEvent> = input.events.iter().filter(|e| reader == Reader::Gm || e.kind.player_visible()).collect();
+    let visible: Vec<&JournalEvent> = input
+        .events
+        .iter()
+        .filter(|e| reader == Reader::Gm || e.kind.player_visible())
+        .collect();
     if visible.is_empty() {
         let _ = writeln!(out, "{}", t.nothing_yet);
     }
     for e in visible {
         match e.kind {
             EventKind::Turn => {
-                let _ = writeln!(out, "### {} {}{}\n", t.turn, e.version, e.scene.as_deref().map(|s| format!(" — {s}")).unwrap_or_default());
+                let _ = writeln!(
+                    out,
+                    "### {} {}{}\n",
+                    t.turn,
+                    e.version,
+                    e.scene
+                        .as_deref()
+                        .map(|s| format!(" — {s}"))
+                        .unwrap_or_default()
+                );
                 if let Some(action) = &e.player_action {
                     let _ = writeln!(out, "**{}:** {action}\n", t.action);
                 }
@@ -79,16 +107,34 @@ pub fn render(input: &ReportInput<'_>, language: Language, reader: Reader) -> St
                 }
             }
             EventKind::Finish => {
-                let _ = writeln!(out, "### {} ({} {})\n", t.finished, t.version.to_lowercase(), e.version);
+                let _ = writeln!(
+                    out,
+                    "### {} ({} {})\n",
+                    t.finished,
+                    t.version.to_lowercase(),
+                    e.version
+                );
                 if let Some(summary) = &e.summary {
                     let _ = writeln!(out, "{summary}\n");
                 }
             }
             EventKind::Review | EventKind::GmNote => {
-                let label = if e.kind == EventKind::Review { t.review } else { t.gm_note };
-                let _ = writeln!(out, "### {label} ({} {})\n", t.version.to_lowercase(), e.version);
+                let label = if e.kind == EventKind::Review {
+                    t.review
+                } else {
+                    t.gm_note
+                };
+                let _ = writeln!(
+                    out,
+                    "### {label} ({} {})\n",
+                    t.version.to_lowercase(),
+                    e.version
+                );
                 if let Some(private) = &e.gm_private {
-                    let _ = writeln!(out, "{private}\n");
+                    for line in private.lines() {
+                        let _ = writeln!(out, "{}", review_line(line, input.consequences, t));
+                    }
+                    out.push('\n');
                 }
             }
         }
@@ -98,7 +144,11 @@ pub fn render(input: &ReportInput<'_>, language: Language, reader: Reader) -> St
     if input.consequences.is_empty() {
         let _ = writeln!(out, "{}", t.nothing_yet);
     } else {
-        let _ = writeln!(out, "| {} | {} | {} | {} | {} |", t.version, t.category, t.description, t.decision, t.note);
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            t.version, t.category, t.description, t.decision, t.note
+        );
         let _ = writeln!(out, "|---|---|---|---|---|");
         for c in input.consequences {
             let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
@@ -118,4 +168,86 @@ pub fn render(input: &ReportInput<'_>, language: Language, reader: Reader) -> St
         quote(&mut out, summary);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{Category, ConsequenceStatus, Mode, PlayStatus};
+    use uuid::Uuid;
+
+    fn assignment() -> Assignment {
+        Assignment {
+            id: Uuid::nil(),
+            scenario_id: Uuid::nil(),
+            source_version: 1,
+            gm_id: Uuid::nil(),
+            player_id: Uuid::nil(),
+            mode: Mode::Solo,
+            language: Language::Pl,
+            character: "Arin".into(),
+            brief: "b".into(),
+            instructions: String::new(),
+            boundaries: "x".into(),
+            return_condition: "r".into(),
+            gm_notes: "SECRET-NOTE".into(),
+            published_node_ids: vec![],
+            auto_approve: false,
+            status: PlayStatus::Active,
+            version: 3,
+            memory: String::new(),
+            current_scene: None,
+            summary: None,
+            created_at: 0,
+            updated_at: 0,
+        }
+    }
+
+    #[test]
+    fn review_events_are_translated_and_gm_only() {
+        let c = Consequence {
+            id: Uuid::from_u128(7),
+            assignment_id: Uuid::nil(),
+            version: 2,
+            category: Category::Relationship,
+            description: "Mira may help.".into(),
+            status: ConsequenceStatus::Approved,
+            gm_note: Some("ok".into()),
+            created_at: 0,
+            decided_at: Some(1),
+        };
+        let review = JournalEvent {
+            version: 3,
+            kind: EventKind::Review,
+            operation_id: None,
+            player_action: None,
+            narration: None,
+            summary: None,
+            gm_private: Some(format!("approved {}", c.id)),
+            scene: None,
+            created_at: 1,
+        };
+        let a = assignment();
+        let events = [review];
+        let consequences = [c];
+        let input = ReportInput {
+            assignment: &a,
+            scenario_title: "S",
+            player_name: "P",
+            gm_name: "G",
+            events: &events,
+            consequences: &consequences,
+        };
+        let gm = render(&input, Language::Pl, Reader::Gm);
+        assert!(gm.contains("### Przegląd MG (wersja 3)"), "{gm}");
+        assert!(gm.contains("- zatwierdzona: Mira may help."), "{gm}");
+        assert!(gm.contains("SECRET-NOTE"));
+        let player = render(&input, Language::Pl, Reader::Player);
+        assert!(!player.contains("Przegląd MG"));
+        assert!(!player.contains("SECRET-NOTE"));
+        assert!(
+            player.contains("| 2 | relacja | Mira may help. | zatwierdzona | ok |"),
+            "{player}"
+        );
+    }
 }
