@@ -120,6 +120,32 @@ pub async fn revoke_key(store: &SharedStore, public_id: &str) -> Result<(), Admi
     Ok(store.set_agent_key(agent.id, None).await?)
 }
 
+/// Replaces the capabilities of the agent's service key: standard scopes only, never empty
+/// (every standard scope is stored as the empty list, "all five").
+pub async fn set_key_scopes(
+    store: &SharedStore,
+    public_id: &str,
+    scopes: &[String],
+) -> Result<(), AdminError> {
+    if scopes.is_empty()
+        || scopes
+            .iter()
+            .any(|s| !crate::domain::STANDARD_SCOPES.contains(&s.as_str()))
+    {
+        return Err(AdminError::Invalid(
+            "a key carries one or more of the five standard capabilities".into(),
+        ));
+    }
+    let agent = agent_by_public_id(store, public_id).await?;
+    let canonical = crate::domain::canonical_scopes(scopes);
+    let stored = if canonical.len() == crate::domain::STANDARD_SCOPES.len() {
+        String::new()
+    } else {
+        canonical.join(" ")
+    };
+    Ok(store.set_agent_key_scopes(agent.id, &stored).await?)
+}
+
 /// Suspends or resumes the agent: a suspended agent's credentials answer 401 "suspended".
 pub async fn set_suspended(
     store: &SharedStore,

@@ -19,6 +19,7 @@ use crate::content::Content;
 use crate::domain::{Kind, Random};
 use crate::limits::Limiter;
 use crate::mcp::ElixirPresenter;
+use crate::oauth::{OAuthSettings, OAuthSetupError, OAuthVerifier};
 use crate::resources::Docs;
 use crate::services::{ScratchPad, Services, Settings};
 use crate::store::{self, DbOptions, SharedStore};
@@ -37,6 +38,8 @@ pub struct ServeConfig {
     pub db: DbOptions,
     pub door: DoorConfig,
     pub settings: Settings,
+    /// The authorization server (consent, tokens) and the account pages.
+    pub oauth: OAuthSettings,
     pub drain_timeout: Duration,
 }
 
@@ -57,6 +60,7 @@ impl Default for ServeConfig {
             db: DbOptions::default(),
             door: DoorConfig::default(),
             settings: Settings::default(),
+            oauth: OAuthSettings::default(),
             drain_timeout: Duration::from_secs(30),
         }
     }
@@ -76,6 +80,18 @@ pub enum StartError {
     Content(String),
     #[error("server: {0}")]
     Io(#[from] std::io::Error),
+    #[error("{0}")]
+    OAuth(#[from] OAuthSetupError),
+}
+
+/// The authorization server the doors and the account pages share.
+#[derive(Clone)]
+pub struct OAuthParts {
+    pub server: Arc<mcp_oauth::AuthServer>,
+    /// The server secret, from which the account pages derive their CSRF tokens.
+    pub secret: Arc<Vec<u8>>,
+    /// The mailer of the consent page, which the site's sign-in page sends its codes with.
+    pub mailer: Arc<dyn mcp_oauth::Mailer>,
 }
 
 /// The state the doors share.
@@ -88,6 +104,8 @@ pub struct AppState {
     pub door: DoorConfig,
     /// The OAuth access-token verifier (mcp-oauth's, once wired); `None` refuses OAuth tokens.
     pub verifier: Option<Arc<dyn AccessTokenVerifier>>,
+    /// mcp-oauth, once wired: its endpoints and the account pages are served beside the doors.
+    pub oauth: Option<OAuthParts>,
 }
 
 impl AppState {
@@ -138,11 +156,22 @@ impl AppState {
             pre_auth: PreAuthGate::new(config.pre_auth_concurrency),
             door: config.door.clone(),
             verifier: None,
+            oauth: None,
         })
     }
 
     pub fn with_verifier(mut self, verifier: Arc<dyn AccessTokenVerifier>) -> Self {
         self.verifier = Some(verifier);
+        self
+    }
+
+    /// Wires mcp-oauth: its tokens are verified at every door (scopes read from the grant on
+    /// each call), and its endpoints and the account pages join the router.
+    pub fn with_oauth(mut self, parts: OAuthParts) -> Self {
+        self.verifier = Some(Arc::new(OAuthVerifier {
+            oauth: Arc::clone(&parts.server),
+        }));
+        self.oauth = Some(parts);
         self
     }
 }
@@ -206,6 +235,14 @@ pub fn app(state: &AppState) -> Result<Router, StartError> {
         .with_method_gate(gate.clone());
         router = router.merge(door.router());
     }
+    if let Some(oauth) = &state.oauth {
+        router = router
+            .merge(oauth.server.router())
+            .merge(crate::web::router(crate::web::Web::new(
+                Arc::clone(&state.services),
+                oauth.clone(),
+            )));
+    }
     Ok(router.route("/healthz", axum::routing::get(|| async { "ok" })))
 }
 
@@ -219,9 +256,24 @@ pub async fn run(
 ) -> Result<(), StartError> {
     let store = store::connect(&config.database_url, &config.db).await?;
     store.migrate().await?;
-    let state = AppState::new(store, &config, clock, random).await?;
+    // One database for both: mcp-oauth's migrations share `_sqlx_migrations` (both migrators
+    // ignore the other's versions).
+    let oauth_store = crate::oauth::connect_store(&config.database_url).await?;
+    let parts = crate::oauth::build_server(
+        &config.settings.public_url,
+        Arc::clone(&store),
+        oauth_store,
+        &config.oauth,
+        Arc::clone(&clock),
+        Arc::clone(&random),
+    )?;
+    let state = AppState::new(store, &config, clock, random)
+        .await?
+        .with_oauth(parts.clone());
     let router = app(&state)?;
-    tracing::info!(address = %listener.local_addr()?, "elixir serving /mcp, /a/{{public_id}}/mcp and /i/{{public_id}}/mcp");
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let purge = crate::oauth::spawn_purge(parts.server, config.oauth.purge_every, cancel.clone());
+    tracing::info!(address = %listener.local_addr()?, issuer = %state.services.settings.public_url, "elixir serving /mcp, /a/{{public_id}}/mcp, /i/{{public_id}}/mcp, OAuth and the account pages");
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let server = axum::serve(
         listener,
@@ -240,5 +292,7 @@ pub async fn run(
             tokio::time::sleep(drain).await;
         } => tracing::warn!("drain timeout reached; closing remaining connections"),
     }
+    cancel.cancel();
+    let _ = purge.await;
     Ok(())
 }

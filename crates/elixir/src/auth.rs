@@ -40,6 +40,10 @@ pub enum VerifyError {
     /// The grant store cannot be reached → 503.
     #[error("verifier unavailable")]
     Unavailable,
+    /// One of ours, but expired or revoked → 401, counted against the grant (so its owner sees
+    /// a client still presenting it).
+    #[error("token of grant {grant_id} refused")]
+    Refused { grant_id: String },
 }
 
 /// Checks an OAuth access token presented at `door_url` (the door's absolute URL, the RFC 8707
@@ -57,6 +61,8 @@ pub struct DoorAuth {
 }
 
 const SUSPENDED: &str = "suspended";
+/// The refusal-count credential of a refused token whose grant is known: `grant:<id>`.
+pub const GRANT_CREDENTIAL: &str = "grant:";
 const WRONG_RESOURCE: &str = "wrong_resource";
 
 fn wrong_resource() -> AuthError {
@@ -100,6 +106,9 @@ impl DoorAuth {
             Err(VerifyError::Invalid) => return Err(AuthError::Invalid("unknown token".into())),
             Err(VerifyError::WrongResource) => return Err(wrong_resource()),
             Err(VerifyError::Unavailable) => return Err(AuthError::Unavailable),
+            Err(VerifyError::Refused { grant_id }) => {
+                return Err(AuthError::Invalid(format!("{GRANT_CREDENTIAL}{grant_id}")));
+            }
         };
         let scopes = canonical_scopes(&grant.scopes);
         match self.kind {
@@ -235,6 +244,10 @@ impl DoorAuth {
             AuthError::Forbidden { code, .. } => code.clone(),
             _ => return,
         };
+        let hint = match error {
+            AuthError::Invalid(r) if r.starts_with(GRANT_CREDENTIAL) => r.as_str(),
+            _ => hint,
+        };
         let now = self.services.now();
         let refusal = Refusal {
             credential_hint: hint.to_owned(),
@@ -278,6 +291,15 @@ impl Authenticator for DoorAuth {
         format!(
             "Bearer error=\"invalid_token\"{description}, resource_metadata=\"{metadata}\", scope=\"{}\"",
             STANDARD_SCOPES.join(" ")
+        )
+    }
+
+    /// The granted set plus the missing one, in canonical order, so a client can re-authorize
+    /// with exactly that value.
+    fn insufficient_scope_challenge(&self, scopes: &[String]) -> String {
+        format!(
+            "Bearer error=\"insufficient_scope\", scope=\"{}\"",
+            canonical_scopes(scopes).join(" ")
         )
     }
 }

@@ -13,6 +13,7 @@ use crate::admin;
 use crate::app::{self, ServeConfig};
 use crate::content::Content;
 use crate::domain::{FeedbackStatus, Kind, OsRandom, Random, Tier, iso};
+use crate::oauth::{MailSettings, OAuthSettings};
 use crate::services::Settings;
 use crate::store::{self, DbOptions, SharedStore};
 
@@ -59,13 +60,35 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "ELIXIR_BIND", default_value = "127.0.0.1:8090")]
     pub bind: SocketAddr,
-    /// The public origin the doors are reached at (challenges and OAuth resources name it).
+    /// The public origin the doors are reached at: the OAuth `issuer`, and what challenges and
+    /// OAuth resources name (`https://elixir.poapkings.com` in production).
     #[arg(
         long,
         env = "ELIXIR_PUBLIC_URL",
-        default_value = "https://elixir.poapkings.com"
+        default_value = "http://127.0.0.1:8090"
     )]
     pub public_url: String,
+    /// Directory the sign-in codes are written to, one `.eml` per message (when no SMTP relay
+    /// is set).
+    #[arg(long, env = "ELIXIR_MAIL_OUTBOX", default_value = "./outbox")]
+    pub mail_outbox: std::path::PathBuf,
+    /// SMTP relay for the sign-in codes: `smtps://user:pass@host:465`,
+    /// `smtp://user:pass@host:587?tls=required` or `smtp://host:25`. Never logged.
+    #[arg(long, env = "ELIXIR_SMTP_URL", hide_env_values = true)]
+    pub smtp_url: Option<Redacted>,
+    /// `From:` of the sign-in code email (default `no-reply@<public host>`).
+    #[arg(long, env = "ELIXIR_MAIL_FROM")]
+    pub mail_from: Option<String>,
+    /// The OAuth server secret (at least 32 bytes; the same on every instance). Without it a
+    /// random one is used and codes in flight do not survive a restart.
+    #[arg(long, env = "ELIXIR_OAUTH_SECRET", hide_env_values = true)]
+    pub oauth_secret: Option<Redacted>,
+    /// Access-token life in seconds (3600; shorter only for tests).
+    #[arg(long, env = "ELIXIR_ACCESS_TTL_SECS", default_value_t = 3600, hide = true, value_parser = clap::value_parser!(u64).range(1..))]
+    pub access_ttl_secs: u64,
+    /// Seconds between purges of expired OAuth flows, codes, tokens and sessions.
+    #[arg(long, env = "ELIXIR_OAUTH_PURGE_SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
+    pub oauth_purge_secs: u64,
     /// Redis URL for the door's per-credential admission shared by every instance; hourly and
     /// daily metering stay in the database.
     #[arg(long, env = "ELIXIR_REDIS_URL")]
@@ -76,6 +99,23 @@ pub struct ServeArgs {
     /// Database connections in the pool.
     #[arg(long, env = "ELIXIR_DB_MAX_CONNECTIONS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
     pub db_max_connections: u32,
+}
+
+/// A secret flag value (SMTP URL with credentials, the OAuth secret): `Debug` never shows it.
+#[derive(Clone)]
+pub struct Redacted(pub String);
+
+impl std::fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+impl std::str::FromStr for Redacted {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(Self(s.to_owned()))
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -210,6 +250,24 @@ fn tier(text: &str) -> anyhow::Result<Tier> {
         .with_context(|| format!("unknown tier {text:?} (member, leader, family, partner, admin)"))
 }
 
+fn oauth_settings(args: &ServeArgs) -> anyhow::Result<OAuthSettings> {
+    let secret = match &args.oauth_secret {
+        Some(s) if s.0.len() < 32 => bail!("--oauth-secret must be at least 32 bytes"),
+        Some(s) => Some(s.0.as_bytes().to_vec()),
+        None => None,
+    };
+    Ok(OAuthSettings {
+        secret,
+        mail: match &args.smtp_url {
+            Some(url) => MailSettings::Smtp(url.0.clone()),
+            None => MailSettings::Outbox(args.mail_outbox.clone()),
+        },
+        mail_from: args.mail_from.clone(),
+        access_ttl: std::time::Duration::from_secs(args.access_ttl_secs),
+        purge_every: std::time::Duration::from_secs(args.oauth_purge_secs),
+    })
+}
+
 /// Runs a parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
@@ -227,6 +285,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     public_url: args.public_url.clone(),
                     hourly_rate: args.hourly_rate,
                 },
+                oauth: oauth_settings(&args)?,
                 ..ServeConfig::default()
             };
             let listener = tokio::net::TcpListener::bind(args.bind)

@@ -245,6 +245,17 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<Vec<Feedback>, StoreError>;
     /// Records the operator's status and response; a new response is undelivered again.
     async fn reply_feedback(&self, reply: &FeedbackReply) -> Result<Feedback, StoreError>;
+
+    // --- The account pages (Agents, Activity) ---
+
+    /// Replaces the capabilities of the agent's service key (space-separated; empty = all five).
+    async fn set_agent_key_scopes(&self, id: Uuid, scopes: &str) -> Result<(), StoreError>;
+    /// The account's most recent audited calls (its own and its agents'), newest first.
+    async fn recent_audit(
+        &self,
+        account_id: Uuid,
+        limit: i64,
+    ) -> Result<Vec<AuditEntry>, StoreError>;
 }
 
 /// The store every part of the server shares.

@@ -572,6 +572,43 @@ macro_rules! sql_store {
                     }
                     self.feedback(r.id).await?.ok_or(StoreError::NotFound)
                 }
+
+                // --- The account pages (Agents, Activity) ---
+
+                async fn set_agent_key_scopes(
+                    &self,
+                    id: Uuid,
+                    scopes: &str,
+                ) -> Result<(), StoreError> {
+                    let done = sqlx::query("UPDATE agents SET key_scopes = $1 WHERE id = $2")
+                        .bind(scopes)
+                        .bind(id.to_string())
+                        .execute(&self.pool)
+                        .await?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::NotFound);
+                    }
+                    Ok(())
+                }
+
+                async fn recent_audit(
+                    &self,
+                    account_id: Uuid,
+                    limit: i64,
+                ) -> Result<Vec<AuditEntry>, StoreError> {
+                    sqlx::query(concat!(
+                        "SELECT ",
+                        sql::audit_columns!(),
+                        " FROM audit WHERE account_id = $1 ORDER BY created_at DESC LIMIT $2"
+                    ))
+                    .bind(account_id.to_string())
+                    .bind(limit)
+                    .fetch_all(&self.pool)
+                    .await?
+                    .iter()
+                    .map(sql::audit)
+                    .collect()
+                }
             }
         }
     };

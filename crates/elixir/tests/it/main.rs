@@ -1,14 +1,20 @@
-//! Integration tests of Elixir's protocol surface over a real port-0 listener: SQLite always,
-//! PostgreSQL too when `TEST_DATABASE_URL` is set.
+//! Integration tests of Elixir over a real port-0 listener: the protocol surface, OAuth, the
+//! web pages; SQLite always, PostgreSQL too when `TEST_DATABASE_URL` is set (and two instances
+//! sharing it), the real binary with the official Python SDK when `SIDEQUEST_PY` is set.
 
 // The whole binary is test code.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod auth;
+mod browser;
+mod cluster;
 mod declarations;
 mod docs;
 mod errors;
 mod feedback;
 mod initialize;
 mod limits;
+mod oauth;
+mod pages;
+mod python_oauth;
 mod support;

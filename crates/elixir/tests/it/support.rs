@@ -121,6 +121,14 @@ impl Server {
 pub struct Options {
     pub hourly_rate: i64,
     pub extra: Vec<ToolSpec>,
+    /// Wire the real mcp-oauth (codes written to this outbox) instead of the static verifier.
+    pub oauth_outbox: Option<std::path::PathBuf>,
+    /// Another instance over the same database: reuse this world instead of creating one.
+    pub world: Option<(Account, IssuedAgent, IssuedAgent)>,
+    /// Where the counting randomness starts (instances sharing a database need different ones).
+    pub seed: u64,
+    /// Redis for the door's admission, shared by instances.
+    pub redis_url: Option<String>,
 }
 
 impl Default for Options {
@@ -128,9 +136,16 @@ impl Default for Options {
         Self {
             hourly_rate: 300,
             extra: Vec::new(),
+            oauth_outbox: None,
+            world: None,
+            seed: 1,
+            redis_url: None,
         }
     }
 }
+
+/// The fixed OAuth secret of test servers (two instances share it, as production must).
+pub const OAUTH_SECRET: &[u8] = b"elixir-test-secret-elixir-test-secret";
 
 pub async fn spawn(url: &str) -> Server {
     spawn_with(url, Options::default()).await
@@ -139,6 +154,8 @@ pub async fn spawn(url: &str) -> Server {
 pub async fn spawn_with(url: &str, options: Options) -> Server {
     let config = ServeConfig {
         database_url: url.to_owned(),
+        redis_url: options.redis_url.clone(),
+        redis_prefix: format!("elixir-test:{}", url.rsplit('/').next().unwrap_or("db")),
         limits: Limits {
             rate_per_window: 100_000,
             credential_concurrency: 64,
@@ -154,7 +171,7 @@ pub async fn spawn_with(url: &str, options: Options) -> Server {
     let store = store::connect(url, &config.db).await.expect("connect");
     store.migrate().await.expect("migrate");
     let clock = FakeClock::new(T0);
-    let random = Arc::new(CountingRandom(AtomicU64::new(1)));
+    let random = Arc::new(CountingRandom(AtomicU64::new(options.seed)));
     let mut specs = tools::registry();
     specs.extend(options.extra);
     let verifier = Arc::new(StaticVerifier::default());
@@ -166,40 +183,81 @@ pub async fn spawn_with(url: &str, options: Options) -> Server {
         specs,
     )
     .await
-    .expect("state")
-    .with_verifier(verifier.clone());
+    .expect("state");
+    let state = match &options.oauth_outbox {
+        None => state.with_verifier(verifier.clone()),
+        Some(outbox) => {
+            let oauth_store = elixir::oauth::connect_store(url)
+                .await
+                .expect("oauth store");
+            let parts = elixir::oauth::build_server(
+                ORIGIN,
+                Arc::clone(&store),
+                oauth_store,
+                &elixir::oauth::OAuthSettings {
+                    secret: Some(OAUTH_SECRET.to_vec()),
+                    mail: elixir::oauth::MailSettings::Outbox(outbox.clone()),
+                    ..Default::default()
+                },
+                Arc::new(clock.clone()),
+                random.clone(),
+            )
+            .expect("oauth");
+            state.with_oauth(parts)
+        }
+    };
 
-    let person = admin::create_account(
-        &store,
-        random.as_ref(),
-        T0,
-        Some("king@example.com"),
-        Tier::Member,
-    )
-    .await
-    .unwrap();
-    let other = admin::create_account(
-        &store,
-        random.as_ref(),
-        T0,
-        Some("other@example.com"),
-        Tier::Leader,
-    )
-    .await
-    .unwrap();
-    let agent = admin::create_agent(
-        &store,
-        random.as_ref(),
-        T0,
-        person.id,
-        "Clan bot",
-        Kind::Agent,
-    )
-    .await
-    .unwrap();
+    let (person, agent, integration) = match options.world.clone() {
+        Some(world) => world,
+        None => create_world(&store, random.as_ref(), &verifier).await,
+    };
+
+    let router = app::app(&state).expect("router");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move {
+            let _ = rx.await;
+        })
+        .await;
+    });
+    Server {
+        addr,
+        clock,
+        state,
+        store,
+        random,
+        person,
+        agent,
+        integration,
+        shutdown: Some(tx),
+    }
+}
+
+async fn create_world(
+    store: &SharedStore,
+    random: &CountingRandom,
+    verifier: &StaticVerifier,
+) -> (Account, IssuedAgent, IssuedAgent) {
+    let person = admin::create_account(store, random, T0, Some("king@example.com"), Tier::Member)
+        .await
+        .unwrap();
+    let other = admin::create_account(store, random, T0, Some("other@example.com"), Tier::Leader)
+        .await
+        .unwrap();
+    let agent = admin::create_agent(store, random, T0, person.id, "Clan bot", Kind::Agent)
+        .await
+        .unwrap();
     let integration = admin::create_agent(
-        &store,
-        random.as_ref(),
+        store,
+        random,
         T0,
         person.id,
         "Legacy hook",
@@ -229,33 +287,7 @@ pub async fn spawn_with(url: &str, options: Options) -> Server {
         grant(&other, all),
     );
 
-    let router = app::app(&state).expect("router");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let _ = axum::serve(
-            listener,
-            router.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(async move {
-            let _ = rx.await;
-        })
-        .await;
-    });
-    Server {
-        addr,
-        clock,
-        state,
-        store,
-        random,
-        person,
-        agent,
-        integration,
-        shutdown: Some(tx),
-    }
+    (person, agent, integration)
 }
 
 /// The parsed error body of an `isError` tool result, checking its invariant shape: no

@@ -1,0 +1,670 @@
+//! The account pages: overview, Connections (every live OAuth grant per door, its
+//! capabilities edited or the connection revoked), Agents (create, service keys shown once,
+//! rotate, revoke, suspend, resume, key capabilities), Activity (calls by request id from the
+//! audit table) and the refused-credential counts per credential, address and day.
+
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use http::{HeaderMap, StatusCode};
+use uuid::Uuid;
+
+use super::{Form, Web, esc, forbidden, html, layout, not_found, see_other, unavailable};
+use crate::admin;
+use crate::auth::GRANT_CREDENTIAL;
+use crate::domain::{Kind, STANDARD_SCOPES, iso, key_scopes};
+use crate::oauth::EMAIL_SCOPE;
+use crate::store::{Agent, RefusalCount};
+
+const DAY_MS: i64 = 24 * 3600 * 1000;
+/// How far back the refusal counts go.
+const REFUSAL_DAYS: i64 = 7;
+
+/// The signed-in account and its CSRF token, or the response to send instead (sign in first).
+async fn session(web: &Web, headers: &HeaderMap) -> Result<(Uuid, String), Response> {
+    match web.signed_in(headers).await? {
+        Some(id) => match web.session_csrf(headers) {
+            Some(csrf) => Ok((id, csrf)),
+            None => Err(see_other("/signin", None)),
+        },
+        None => Err(see_other("/signin", None)),
+    }
+}
+
+/// The account of a CSRF-checked POST, or the response to send instead.
+async fn post_session(web: &Web, headers: &HeaderMap, form: &Form) -> Result<Uuid, Response> {
+    if !web.post_allowed(headers, form) {
+        return Err(forbidden());
+    }
+    match web.signed_in(headers).await? {
+        Some(id) => Ok(id),
+        None => Err(forbidden()),
+    }
+}
+
+fn csrf_input(csrf: &str) -> String {
+    format!(
+        "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
+        esc(csrf)
+    )
+}
+
+fn query_param(query: Option<&str>, name: &str) -> Option<String> {
+    url::form_urlencoded::parse(query.unwrap_or("").as_bytes())
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+fn store_failed(e: impl std::fmt::Display) -> Response {
+    tracing::error!(error = %e, "account page store failure");
+    unavailable()
+}
+
+/// `GET /`: the front page.
+pub(crate) async fn home(State(web): State<Web>, headers: HeaderMap) -> Response {
+    let csrf = match web.signed_in(&headers).await {
+        Ok(Some(_)) => web.session_csrf(&headers),
+        Ok(None) => None,
+        Err(r) => return r,
+    };
+    let body = format!(
+        "<p>Elixir records Clash Royale history and serves it to assistants and agents over MCP.</p>\
+         <div class=\"box\"><p>Connect an MCP client to <code>{origin}/mcp</code>: it discovers \
+         the authorization server, registers, and sends you to a consent page.</p>\
+         <p>{}</p></div><p><a href=\"/docs\">Read the docs</a>.</p>",
+        if csrf.is_some() {
+            "<a href=\"/account\">Your account</a>"
+        } else {
+            "<a href=\"/signin\">Sign in with an email code</a>"
+        },
+        origin = esc(web.issuer()),
+    );
+    html(StatusCode::OK, layout("Elixir", csrf.as_deref(), &body))
+}
+
+/// `GET /account`.
+pub(crate) async fn overview(State(web): State<Web>, headers: HeaderMap) -> Response {
+    let (account_id, csrf) = match session(&web, &headers).await {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let account = match web.services.store.account(account_id).await {
+        Ok(Some(a)) => a,
+        Ok(None) => return see_other("/signin", None),
+        Err(e) => return store_failed(e),
+    };
+    let body = format!(
+        "<div class=\"box\"><p>Signed in as <b>{}</b>. Tier <b>{}</b>, time zone <code>{}</code>.</p>\
+         <p class=\"muted\">Account id <code>{}</code></p></div>\
+         <ul><li><a href=\"/account/connections\">Connections</a>: the OAuth clients connected to \
+         your doors, their capabilities, and refusals.</li>\
+         <li><a href=\"/account/agents\">Agents</a>: your agent and integration doors and their \
+         service keys.</li>\
+         <li><a href=\"/account/activity\">Activity</a>: a call by its <code>request_id</code>.</li>\
+         <li><a href=\"/account/refusals\">Refused credentials</a>, per credential, address and day.</li></ul>",
+        esc(account.email.as_deref().unwrap_or("(no address on file)")),
+        esc(account.tier.as_str()),
+        esc(&account.timezone),
+        account.id,
+    );
+    html(StatusCode::OK, layout("Account", Some(&csrf), &body))
+}
+
+/// The refusal counts of the last days at the account's agent and integration doors and of
+/// its OAuth grants.
+async fn refusal_rows(
+    web: &Web,
+    agents: &[Agent],
+    grants: &[String],
+) -> Result<Vec<RefusalCount>, Response> {
+    let doors: Vec<String> = agents.iter().map(door_path).collect();
+    let credentials: Vec<String> = grants
+        .iter()
+        .map(|g| format!("{GRANT_CREDENTIAL}{g}"))
+        .collect();
+    let now = web.services.now();
+    let mut rows = Vec::new();
+    for d in 0..REFUSAL_DAYS {
+        let day = iso(now - d * DAY_MS)[..10].to_owned();
+        let counts = web
+            .services
+            .store
+            .refusals(&day)
+            .await
+            .map_err(store_failed)?;
+        rows.extend(
+            counts
+                .into_iter()
+                .filter(|r| doors.contains(&r.door) || credentials.contains(&r.credential_hint)),
+        );
+    }
+    Ok(rows)
+}
+
+fn refusal_table(rows: &[RefusalCount]) -> String {
+    if rows.is_empty() {
+        return "<p class=\"muted\">No refused credentials in the last 7 days.</p>".to_owned();
+    }
+    let mut out = String::from(
+        "<table><tr><th>Day</th><th>Credential</th><th>Address</th><th>Door</th><th>Reason</th><th>Count</th></tr>",
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+            esc(&r.day),
+            esc(&r.credential_hint),
+            esc(&r.address),
+            esc(&r.door),
+            esc(&r.reason),
+            r.count
+        ));
+    }
+    out.push_str("</table>");
+    out
+}
+
+fn door_path(agent: &Agent) -> String {
+    format!(
+        "/{}/{}/mcp",
+        agent.kind.door_prefix().unwrap_or("a"),
+        agent.public_id
+    )
+}
+
+/// `GET /account/connections`.
+pub(crate) async fn connections(
+    State(web): State<Web>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let (account_id, csrf) = match session(&web, &headers).await {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let list = match web.oauth.server.connections(&account_id.to_string()).await {
+        Ok(l) => l,
+        Err(e) => return store_failed(e),
+    };
+    let agents = match web.services.store.agents_of(account_id).await {
+        Ok(a) => a,
+        Err(e) => return store_failed(e),
+    };
+    let grant_ids: Vec<String> = list.iter().map(|c| c.grant_id.clone()).collect();
+    let refusals = match refusal_rows(&web, &[], &grant_ids).await {
+        Ok(r) => r,
+        Err(r) => return r,
+    };
+    let mut body = String::new();
+    if let Some(note) = query_param(query.as_deref(), "done") {
+        let text = match note.as_str() {
+            "saved" => "Capabilities saved; they apply on the connection's next call.",
+            "revoked" => "Connection revoked; its next call is refused.",
+            _ => "",
+        };
+        body.push_str(&format!("<p class=\"ok\">{text}</p>"));
+    }
+    body.push_str(
+        "<p>Every live OAuth connection on your personal door and on the agent and integration \
+         doors you own. Editing capabilities applies on the connection's next call; no \
+         reconnect is needed. <code>account:email</code> can be kept or removed, never added.</p>",
+    );
+    if list.is_empty() {
+        body.push_str("<p class=\"muted\">No connections yet.</p>");
+    }
+    let issuer = web.issuer().to_owned();
+    let mut current_door = String::new();
+    for c in &list {
+        let door = c.resource.strip_prefix(&issuer).unwrap_or(&c.resource);
+        if door != current_door {
+            let label = match crate::oauth::door_of_path(door) {
+                Some((Kind::Person, _)) => "your personal door".to_owned(),
+                Some((_, Some(public_id))) => agents
+                    .iter()
+                    .find(|a| a.public_id == public_id)
+                    .map_or_else(
+                        || "an agent door".to_owned(),
+                        |a| format!("agent “{}”", a.name),
+                    ),
+                _ => String::new(),
+            };
+            body.push_str(&format!(
+                "<h2><code>{}</code> <span class=\"muted\">{}</span></h2>",
+                esc(door),
+                esc(&label)
+            ));
+            door.clone_into(&mut current_door);
+        }
+        let mut boxes = String::new();
+        let offered = STANDARD_SCOPES
+            .iter()
+            .map(|s| (*s).to_owned())
+            .chain(c.scopes.iter().filter(|s| *s == EMAIL_SCOPE).cloned());
+        for scope in offered {
+            boxes.push_str(&format!(
+                "<label><input type=\"checkbox\" name=\"scope\" value=\"{s}\"{checked}> <code>{s}</code></label>",
+                s = esc(&scope),
+                checked = if c.scopes.contains(&scope) {
+                    " checked"
+                } else {
+                    ""
+                },
+            ));
+        }
+        let refused: Vec<RefusalCount> = refusals
+            .iter()
+            .filter(|r| r.credential_hint == format!("{GRANT_CREDENTIAL}{}", c.grant_id))
+            .cloned()
+            .collect();
+        body.push_str(&format!(
+            "<div class=\"box\" id=\"grant-{gid}\"><p><b>{name}</b> <span class=\"muted\">client \
+             <code>{client}</code>, for {subject} · connected {created} · last used {used}</span></p>\
+             <p>Capabilities: <code class=\"scopes\">{scopes}</code></p>\
+             <form method=\"post\" action=\"/account/connections/{gid}/scopes\">{csrf}{boxes}\
+             <button type=\"submit\">Save capabilities</button></form>\
+             <form method=\"post\" action=\"/account/connections/{gid}/revoke\">{csrf}\
+             <button type=\"submit\">Disconnect</button></form>\
+             <p class=\"muted\">Refused presentations of this connection's tokens:</p>{refused}</div>",
+            gid = esc(&c.grant_id),
+            name = esc(&c.client_name),
+            client = esc(&c.client_id),
+            subject = esc(&c.subject.kind),
+            created = iso(c.created_at),
+            used = iso(c.last_used_at),
+            scopes = esc(&c.scopes.join(" ")),
+            csrf = csrf_input(&csrf),
+            refused = refusal_table(&refused),
+        ));
+    }
+    html(StatusCode::OK, layout("Connections", Some(&csrf), &body))
+}
+
+/// `POST /account/connections/{grant}/{scopes|revoke}`.
+pub(crate) async fn connection_action(
+    State(web): State<Web>,
+    Path((grant, action)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let form = Form::parse(&body);
+    let account_id = match post_session(&web, &headers, &form).await {
+        Ok(id) => id.to_string(),
+        Err(r) => return r,
+    };
+    let server = &web.oauth.server;
+    match action.as_str() {
+        "scopes" => match server
+            .set_connection_scopes(&account_id, &grant, &form.all("scope"))
+            .await
+        {
+            Ok(_) => see_other("/account/connections?done=saved", None),
+            Err(mcp_oauth::SetScopesError::NotFound) => not_found(),
+            Err(mcp_oauth::SetScopesError::Invalid(message)) => html(
+                StatusCode::BAD_REQUEST,
+                layout(
+                    "Connections",
+                    web.session_csrf(&headers).as_deref(),
+                    &format!(
+                        "<p class=\"err\">{}</p><p><a href=\"/account/connections\">Back</a></p>",
+                        esc(&message)
+                    ),
+                ),
+            ),
+            Err(e) => store_failed(e),
+        },
+        "revoke" => match server.revoke_connection(&account_id, &grant).await {
+            Ok(true) => see_other("/account/connections?done=revoked", None),
+            Ok(false) => not_found(),
+            Err(e) => store_failed(e),
+        },
+        _ => not_found(),
+    }
+}
+
+/// `GET /account/agents`.
+pub(crate) async fn agents(
+    State(web): State<Web>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let (account_id, csrf) = match session(&web, &headers).await {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let list = match web.services.store.agents_of(account_id).await {
+        Ok(l) => l,
+        Err(e) => return store_failed(e),
+    };
+    let mut body = String::new();
+    if let Some(note) = query_param(query.as_deref(), "done") {
+        let text = match note.as_str() {
+            "revoked" => "Service key revoked.",
+            "suspended" => "Agent suspended: every credential of its door answers 401.",
+            "resumed" => "Agent resumed.",
+            "scopes" => "Key capabilities saved; they apply on the next call.",
+            _ => "",
+        };
+        body.push_str(&format!("<p class=\"ok\">{text}</p>"));
+    }
+    body.push_str(&agents_list(&web, &list, &csrf));
+    body.push_str(&format!(
+        "<h2>Create an agent</h2><form method=\"post\" action=\"/account/agents\">{}\
+         <label>Name<input type=\"text\" name=\"name\" maxlength=\"80\" required></label>\
+         <label><input type=\"radio\" name=\"kind\" value=\"agent\" checked> Agent \
+         (<code>/a/&lt;public_id&gt;/mcp</code>)</label>\
+         <label><input type=\"radio\" name=\"kind\" value=\"integration\"> Integration \
+         (<code>/i/&lt;public_id&gt;/mcp</code>, legacy)</label>\
+         <button type=\"submit\">Create</button></form>",
+        csrf_input(&csrf)
+    ));
+    html(StatusCode::OK, layout("Agents", Some(&csrf), &body))
+}
+
+fn agents_list(web: &Web, list: &[Agent], csrf: &str) -> String {
+    if list.is_empty() {
+        return "<p class=\"muted\">No agents yet.</p>".to_owned();
+    }
+    let mut out = String::new();
+    for a in list {
+        let door = door_path(a);
+        let status = if a.suspended { "suspended" } else { "active" };
+        let key = if a.key_digest.is_some() {
+            "a service key is issued"
+        } else {
+            "no service key (revoked)"
+        };
+        let held = key_scopes(&a.key_scopes);
+        let mut boxes = String::new();
+        for scope in STANDARD_SCOPES {
+            boxes.push_str(&format!(
+                "<label><input type=\"checkbox\" name=\"scope\" value=\"{scope}\"{}> <code>{scope}</code></label>",
+                if held.iter().any(|h| h == scope) {
+                    " checked"
+                } else {
+                    ""
+                }
+            ));
+        }
+        let action = |name: &str, label: &str| {
+            format!(
+                "<form class=\"inline\" method=\"post\" action=\"/account/agents/{}/{name}\">{}\
+                 <button type=\"submit\">{label}</button></form>",
+                esc(&a.public_id),
+                csrf_input(csrf)
+            )
+        };
+        out.push_str(&format!(
+            "<div class=\"box\" id=\"agent-{pid}\"><p><b>{name}</b> <span class=\"muted\">{kind}</span> · \
+             public id <code>{pid}</code> · door <code>{origin}{door}</code></p>\
+             <p>Status: <b class=\"status\">{status}</b>; {key}. Key capabilities: <code>{scopes}</code></p>\
+             {rotate}{revoke}{suspend}\
+             <form method=\"post\" action=\"/account/agents/{pid}/scopes\">{csrf}{boxes}\
+             <button type=\"submit\">Save key capabilities</button></form></div>",
+            pid = esc(&a.public_id),
+            name = esc(&a.name),
+            kind = a.kind.as_str(),
+            origin = esc(web.issuer()),
+            door = esc(&door),
+            scopes = esc(&held.join(" ")),
+            rotate = action(
+                "rotate",
+                if a.key_digest.is_some() {
+                    "Rotate key"
+                } else {
+                    "Issue key"
+                }
+            ),
+            revoke = if a.key_digest.is_some() {
+                action("revoke", "Revoke key")
+            } else {
+                String::new()
+            },
+            suspend = if a.suspended {
+                action("resume", "Resume")
+            } else {
+                action("suspend", "Suspend")
+            },
+            csrf = csrf_input(csrf),
+        ));
+    }
+    out
+}
+
+fn key_shown_once(web: &Web, csrf: &str, agent: &Agent, key: &str, what: &str) -> Response {
+    let body = format!(
+        "<p class=\"ok\">{what}</p><div class=\"box\"><p>Door <code>{origin}{door}</code> \
+         (public id <code>{pid}</code>)</p><p>Service key, shown once — copy it now:</p>\
+         <pre id=\"service-key\">{key}</pre><p class=\"muted\">Send it as \
+         <code>Authorization: Bearer …</code> to the door above. It works at no other door.</p></div>\
+         <p><a href=\"/account/agents\">Back to Agents</a></p>",
+        origin = esc(web.issuer()),
+        door = esc(&door_path(agent)),
+        pid = esc(&agent.public_id),
+        key = esc(key),
+    );
+    html(StatusCode::OK, layout("Service key", Some(csrf), &body))
+}
+
+/// `POST /account/agents`: create an agent; its key is shown once.
+pub(crate) async fn create_agent(
+    State(web): State<Web>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let form = Form::parse(&body);
+    let account_id = match post_session(&web, &headers, &form).await {
+        Ok(id) => id,
+        Err(r) => return r,
+    };
+    let kind = match form.get("kind") {
+        Some("integration") => Kind::Integration,
+        _ => Kind::Agent,
+    };
+    let csrf = web.session_csrf(&headers).unwrap_or_default();
+    match admin::create_agent(
+        &web.services.store,
+        web.services.random.as_ref(),
+        web.services.now(),
+        account_id,
+        form.get("name").unwrap_or(""),
+        kind,
+    )
+    .await
+    {
+        Ok(issued) => key_shown_once(
+            &web,
+            &csrf,
+            &issued.agent,
+            &issued.service_key,
+            "Agent created.",
+        ),
+        Err(admin::AdminError::Invalid(message)) => html(
+            StatusCode::BAD_REQUEST,
+            layout(
+                "Agents",
+                Some(&csrf),
+                &format!(
+                    "<p class=\"err\">{}</p><p><a href=\"/account/agents\">Back</a></p>",
+                    esc(&message)
+                ),
+            ),
+        ),
+        Err(e) => store_failed(e),
+    }
+}
+
+/// `POST /account/agents/{public_id}/{rotate|revoke|suspend|resume|scopes}`. An agent that
+/// does not exist and one another account owns get the same 404.
+pub(crate) async fn agent_action(
+    State(web): State<Web>,
+    Path((public_id, action)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let form = Form::parse(&body);
+    let account_id = match post_session(&web, &headers, &form).await {
+        Ok(id) => id,
+        Err(r) => return r,
+    };
+    let store = &web.services.store;
+    let agent = match store.agent_by_public_id(&public_id).await {
+        Ok(Some(a)) if a.owner_account_id == account_id => a,
+        Ok(_) => return not_found(),
+        Err(e) => return store_failed(e),
+    };
+    let done = |what: &str| see_other(&format!("/account/agents?done={what}"), None);
+    match action.as_str() {
+        "rotate" => {
+            match admin::rotate_key(store, web.services.random.as_ref(), &public_id).await {
+                Ok(key) => {
+                    let csrf = web.session_csrf(&headers).unwrap_or_default();
+                    key_shown_once(
+                        &web,
+                        &csrf,
+                        &agent,
+                        &key,
+                        "New service key issued; the old one no longer works.",
+                    )
+                }
+                Err(e) => store_failed(e),
+            }
+        }
+        "revoke" => match admin::revoke_key(store, &public_id).await {
+            Ok(()) => done("revoked"),
+            Err(e) => store_failed(e),
+        },
+        "suspend" | "resume" => {
+            let suspend = action == "suspend";
+            match admin::set_suspended(store, &public_id, suspend).await {
+                Ok(()) => done(if suspend { "suspended" } else { "resumed" }),
+                Err(e) => store_failed(e),
+            }
+        }
+        "scopes" => {
+            let wanted = form.all("scope");
+            if wanted.is_empty()
+                || wanted
+                    .iter()
+                    .any(|s| !STANDARD_SCOPES.contains(&s.as_str()))
+            {
+                return html(
+                    StatusCode::BAD_REQUEST,
+                    layout(
+                        "Agents",
+                        web.session_csrf(&headers).as_deref(),
+                        "<p class=\"err\">Tick at least one of the five standard capabilities \
+                         (a service key never carries <code>account:email</code>).</p>\
+                         <p><a href=\"/account/agents\">Back</a></p>",
+                    ),
+                );
+            }
+            match admin::set_key_scopes(store, &public_id, &wanted).await {
+                Ok(()) => done("scopes"),
+                Err(e) => store_failed(e),
+            }
+        }
+        _ => not_found(),
+    }
+}
+
+/// `GET /account/activity[?request_id=…]`: the account's recent calls, and one by its request id.
+pub(crate) async fn activity(
+    State(web): State<Web>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let (account_id, csrf) = match session(&web, &headers).await {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let wanted = query_param(query.as_deref(), "request_id").unwrap_or_default();
+    let mut body = format!(
+        "<p>Every tool call's answer carries <code>meta.request_id</code>. Look one up:</p>\
+         <form method=\"get\" action=\"/account/activity\"><label>request_id\
+         <input type=\"text\" name=\"request_id\" value=\"{}\"></label>\
+         <button type=\"submit\">Show</button></form>",
+        esc(&wanted)
+    );
+    if !wanted.is_empty() {
+        let found = match Uuid::parse_str(wanted.trim()) {
+            Ok(id) => match web.services.store.audit(id).await {
+                Ok(entry) => entry.filter(|e| e.account_id == Some(account_id)),
+                Err(e) => return store_failed(e),
+            },
+            Err(_) => None,
+        };
+        match found {
+            Some(e) => body.push_str(&format!(
+                "<div class=\"box\" id=\"call\"><p><code>{}</code> · {} · door <code>{}</code> · \
+                 tool <code>{}</code> · {} ms · {}</p><p>Arguments</p><pre>{}</pre><p>Answer</p><pre>{}</pre></div>",
+                e.request_id,
+                iso(e.created_at),
+                esc(&e.door),
+                esc(e.tool.as_deref().unwrap_or("-")),
+                e.duration_ms,
+                esc(e.error_code.as_deref().unwrap_or("ok")),
+                esc(e.arguments.as_deref().unwrap_or("")),
+                esc(e.response.as_deref().unwrap_or("")),
+            )),
+            None => body.push_str(
+                "<p class=\"err\">No call of yours has that request id.</p>",
+            ),
+        }
+    }
+    let recent = match web.services.store.recent_audit(account_id, 50).await {
+        Ok(r) => r,
+        Err(e) => return store_failed(e),
+    };
+    body.push_str("<h2>Recent calls</h2>");
+    if recent.is_empty() {
+        body.push_str("<p class=\"muted\">No calls yet.</p>");
+    } else {
+        body.push_str(
+            "<table><tr><th>When</th><th>request_id</th><th>Door</th><th>Tool</th><th>Outcome</th><th>ms</th></tr>",
+        );
+        for e in &recent {
+            body.push_str(&format!(
+                "<tr><td>{}</td><td><a href=\"/account/activity?request_id={id}\"><code>{id}</code></a></td>\
+                 <td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+                iso(e.created_at),
+                esc(&e.door),
+                esc(e.tool.as_deref().unwrap_or("-")),
+                esc(e.error_code.as_deref().unwrap_or("ok")),
+                e.duration_ms,
+                id = e.request_id,
+            ));
+        }
+        body.push_str("</table>");
+    }
+    html(StatusCode::OK, layout("Activity", Some(&csrf), &body))
+}
+
+/// `GET /account/refusals`: refused credentials at the account's doors and of its grants.
+pub(crate) async fn refusals(State(web): State<Web>, headers: HeaderMap) -> Response {
+    let (account_id, csrf) = match session(&web, &headers).await {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let agents = match web.services.store.agents_of(account_id).await {
+        Ok(a) => a,
+        Err(e) => return store_failed(e),
+    };
+    let grants: Vec<String> = match web.oauth.server.connections(&account_id.to_string()).await {
+        Ok(l) => l.into_iter().map(|c| c.grant_id).collect(),
+        Err(e) => return store_failed(e),
+    };
+    let rows = match refusal_rows(&web, &agents, &grants).await {
+        Ok(r) => r,
+        Err(r) => return r,
+    };
+    let body = format!(
+        "<p>Refused presentations over the last {REFUSAL_DAYS} days at your agent and \
+         integration doors, and of your connections' tokens (<code>grant:…</code>), per \
+         credential, address and day. A service key is shown by the first 12 hex characters of \
+         its SHA-256, so you can match it against a key you hold.</p>{}",
+        refusal_table(&rows)
+    );
+    html(
+        StatusCode::OK,
+        layout("Refused credentials", Some(&csrf), &body),
+    )
+}

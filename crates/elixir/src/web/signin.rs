@@ -1,0 +1,405 @@
+//! Signing the browser in with an email code, and out. The flow reuses mcp-oauth's parts: a
+//! pending record holds the flow and its CSRF hash, the six-digit code is stored HMAC'd like
+//! the consent page's (15 minutes, five attempts, single use, bound to this flow), sends share
+//! the consent page's per-email rate bucket, and success starts mcp-oauth's browser session —
+//! the same one the consent page reads, so a signed-in browser consents with one click.
+
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, State};
+use axum::response::Response;
+use http::request::Parts;
+use http::{HeaderMap, StatusCode};
+use mcp_oauth::crypto::{constant_time_eq, hmac_hex, sha256_hex};
+use mcp_oauth::store::{EmailCodeRecord, PendingRecord};
+use mcp_oauth::{Mail, OAuthStore};
+
+use super::{Form, Web, esc, forbidden, html, layout, see_other, unavailable};
+use crate::domain::base64url;
+
+const HOUR_MS: i64 = 3600 * 1000;
+const FLOW_MS: i64 = 30 * 60 * 1000;
+/// Marks a pending record as a site sign-in rather than an OAuth authorization.
+const SITE_CLIENT: &str = "elixir-site-sign-in";
+
+fn store(web: &Web) -> &std::sync::Arc<dyn OAuthStore> {
+    web.oauth.server.store()
+}
+
+fn token(web: &Web, n: usize) -> String {
+    let mut bytes = vec![0u8; n];
+    web.services.random.fill(&mut bytes);
+    base64url(&bytes)
+}
+
+/// `n` uniform decimal digits (rejection sampling over `u32`, so no modulo bias).
+fn digits(web: &Web, n: usize) -> String {
+    const LIMIT: u32 = u32::MAX - u32::MAX % 10;
+    let mut out = String::with_capacity(n);
+    while out.len() < n {
+        let mut wide = [0u8; 4];
+        web.services.random.fill(&mut wide);
+        let v = u32::from_le_bytes(wide);
+        if v < LIMIT {
+            out.push(char::from(b'0' + (v % 10) as u8));
+        }
+    }
+    out
+}
+
+fn code_hash(web: &Web, flow: &str, code: &str) -> String {
+    hmac_hex(&web.oauth.secret, &["site-sign-in", flow, code])
+}
+
+/// A lowercased address with one `@` and a dotted domain, nothing that could break a header.
+pub(crate) fn normalize_email(typed: &str) -> Option<String> {
+    let email = typed.trim().to_lowercase();
+    let (local, domain) = email.split_once('@')?;
+    let ok = !local.is_empty()
+        && local.len() <= 64
+        && email.len() <= 254
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !domain.contains('@')
+        && email
+            .chars()
+            .all(|c| !c.is_control() && !c.is_whitespace() && !"<>()[],;:\"\\".contains(c));
+    ok.then_some(email)
+}
+
+enum Step<'a> {
+    Email {
+        error: Option<&'a str>,
+        value: &'a str,
+    },
+    Code {
+        email: &'a str,
+        error: Option<&'a str>,
+    },
+}
+
+fn page(status: StatusCode, flow: &str, csrf: &str, step: &Step<'_>) -> Response {
+    let hidden = format!(
+        "<input type=\"hidden\" name=\"flow\" value=\"{}\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">",
+        esc(flow),
+        esc(csrf)
+    );
+    let err = |e: &Option<&str>| {
+        e.map(|e| format!("<p class=\"err\">{}</p>", esc(e)))
+            .unwrap_or_default()
+    };
+    let body = match step {
+        Step::Email { error, value } => format!(
+            "{}<form method=\"post\" action=\"/signin\">{hidden}\
+             <label>Your email address<input type=\"email\" name=\"email\" value=\"{}\" required \
+             autocomplete=\"email\" autofocus></label>\
+             <p class=\"muted\">We will email you a six-digit code. A new address gets a new \
+             account.</p><button type=\"submit\" name=\"action\" value=\"send_code\">Send code</button>\
+             </form>",
+            err(error),
+            esc(value)
+        ),
+        Step::Code { email, error } => format!(
+            "{}<form method=\"post\" action=\"/signin\">{hidden}\
+             <p>A code is on its way to <b>{}</b>. It is valid for 15 minutes.</p>\
+             <input type=\"hidden\" name=\"email\" value=\"{}\">\
+             <label>Code<input type=\"text\" name=\"code\" inputmode=\"numeric\" \
+             autocomplete=\"one-time-code\" maxlength=\"12\" autofocus></label>\
+             <button type=\"submit\" name=\"action\" value=\"verify\">Sign in</button>\
+             <button type=\"submit\" name=\"action\" value=\"send_code\">Send a new code</button>\
+             </form>",
+            err(error),
+            esc(email),
+            esc(email)
+        ),
+    };
+    html(status, layout("Sign in", None, &body))
+}
+
+/// `GET /signin`: a fresh sign-in flow (already signed in: the account page).
+pub(crate) async fn get(State(web): State<Web>, headers: HeaderMap) -> Response {
+    match web.signed_in(&headers).await {
+        Ok(Some(_)) => return see_other("/account", None),
+        Ok(None) => {}
+        Err(r) => return r,
+    }
+    let now = web.services.now();
+    let flow = token(&web, 18);
+    let csrf = token(&web, 24);
+    let record = PendingRecord {
+        id: flow.clone(),
+        csrf_hash: sha256_hex(&csrf),
+        client_id: SITE_CLIENT.to_owned(),
+        client_name: "Elixir".to_owned(),
+        redirect_uri: format!("{}/account", web.issuer()),
+        state: None,
+        code_challenge: String::new(),
+        resource: format!("{}/account", web.issuer()),
+        requested_scope: None,
+        signed_in_account: None,
+        email: None,
+        created_at: now,
+        expires_at: now + FLOW_MS,
+        done_at: None,
+    };
+    if let Err(e) = store(&web).insert_pending(&record).await {
+        tracing::error!(error = %e, "sign-in flow not stored");
+        return unavailable();
+    }
+    page(
+        StatusCode::OK,
+        &flow,
+        &csrf,
+        &Step::Email {
+            error: None,
+            value: "",
+        },
+    )
+}
+
+fn expired() -> Response {
+    html(
+        StatusCode::BAD_REQUEST,
+        layout(
+            "Sign in",
+            None,
+            "<p class=\"err\">This sign-in has ended. <a href=\"/signin\">Start again</a>.</p>",
+        ),
+    )
+}
+
+/// `POST /signin`: send a code, or check one and sign the browser in.
+pub(crate) async fn post(State(web): State<Web>, parts: Parts, body: Bytes) -> Response {
+    let form = Form::parse(&body);
+    if !web.same_origin(&parts.headers) {
+        return forbidden();
+    }
+    let (Some(flow), Some(csrf)) = (form.get("flow"), form.get("csrf")) else {
+        return forbidden();
+    };
+    let now = web.services.now();
+    let pending = match store(&web).pending(flow).await {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::error!(error = %e, "sign-in flow lookup failed");
+            return unavailable();
+        }
+    };
+    let Some(pending) = pending.filter(|p| p.client_id == SITE_CLIENT) else {
+        return forbidden();
+    };
+    if !constant_time_eq(&sha256_hex(csrf), &pending.csrf_hash) {
+        return forbidden();
+    }
+    if pending.done_at.is_some() || now >= pending.expires_at {
+        return expired();
+    }
+    let address = parts
+        .extensions
+        .get::<ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0);
+    let address = web.oauth.server.client_address(&parts.headers, address);
+    let result = match form.get("action") {
+        Some("send_code") => send_code(&web, flow, csrf, &form, &address).await,
+        Some("verify") => verify(&web, flow, csrf, &form).await,
+        _ => Ok(page(
+            StatusCode::BAD_REQUEST,
+            flow,
+            csrf,
+            &Step::Email {
+                error: Some("Choose an action."),
+                value: "",
+            },
+        )),
+    };
+    result.unwrap_or_else(|e| {
+        tracing::error!(error = %e, "sign-in failed");
+        unavailable()
+    })
+}
+
+async fn send_code(
+    web: &Web,
+    flow: &str,
+    csrf: &str,
+    form: &Form,
+    address: &str,
+) -> Result<Response, mcp_oauth::StoreError> {
+    let typed = form.get("email").unwrap_or("").trim();
+    let Some(email) = normalize_email(typed) else {
+        return Ok(page(
+            StatusCode::BAD_REQUEST,
+            flow,
+            csrf,
+            &Step::Email {
+                error: Some("Enter a valid email address."),
+                value: typed,
+            },
+        ));
+    };
+    let config = web.oauth.server.config();
+    let now = web.services.now();
+    let hour = now - now.rem_euclid(HOUR_MS);
+    // The consent page's buckets: sign-in codes and consent codes share one budget.
+    let address_bucket = format!("code:addr:{address}");
+    let email_bucket = format!("code:email:{}", sha256_hex(&email));
+    let limited = Step::Email {
+        error: Some("Too many codes were requested. Wait a while, then try again."),
+        value: &email,
+    };
+    if !store(web)
+        .take_rate(
+            &address_bucket,
+            hour,
+            config.email_code.sends_per_address_per_hour,
+        )
+        .await?
+    {
+        return Ok(page(StatusCode::TOO_MANY_REQUESTS, flow, csrf, &limited));
+    }
+    if !store(web)
+        .take_rate(
+            &email_bucket,
+            hour,
+            config.email_code.sends_per_email_per_hour,
+        )
+        .await?
+    {
+        store(web).return_rate(&address_bucket, hour).await?;
+        return Ok(page(StatusCode::TOO_MANY_REQUESTS, flow, csrf, &limited));
+    }
+    let code = digits(web, config.email_code.digits as usize);
+    let ttl = i64::try_from(config.email_code.ttl.as_millis()).unwrap_or(i64::MAX);
+    store(web)
+        .replace_email_code(&EmailCodeRecord {
+            pending_id: flow.to_owned(),
+            email: email.clone(),
+            code_hash: code_hash(web, flow, &code),
+            created_at: now,
+            expires_at: now.saturating_add(ttl),
+            attempts: 0,
+            used_at: None,
+        })
+        .await?;
+    let mail = Mail {
+        from: config.mail_from.clone(),
+        to: email.clone(),
+        subject: "Your Elixir sign-in code".to_owned(),
+        text: format!(
+            "Your code: {code}\n\nEnter it on the Elixir sign-in page to sign in. It is valid \
+             for {} minutes and works once.\n\nIf you did not ask for this code, ignore this \
+             message; nothing happens without it.\n",
+            config.email_code.ttl.as_secs() / 60
+        ),
+    };
+    if let Err(e) = web.oauth.mailer.send(&mail).await {
+        tracing::error!(error = %e, "could not send the sign-in code");
+        return Ok(page(
+            StatusCode::SERVICE_UNAVAILABLE,
+            flow,
+            csrf,
+            &Step::Email {
+                error: Some("The code could not be sent just now. Try again in a moment."),
+                value: &email,
+            },
+        ));
+    }
+    Ok(page(
+        StatusCode::OK,
+        flow,
+        csrf,
+        &Step::Code {
+            email: &email,
+            error: None,
+        },
+    ))
+}
+
+async fn verify(
+    web: &Web,
+    flow: &str,
+    csrf: &str,
+    form: &Form,
+) -> Result<Response, mcp_oauth::StoreError> {
+    let typed: String = form
+        .get("code")
+        .unwrap_or("")
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let now = web.services.now();
+    let Some(record) = store(web).email_code(flow).await? else {
+        return Ok(page(
+            StatusCode::BAD_REQUEST,
+            flow,
+            csrf,
+            &Step::Email {
+                error: Some("Ask for a code first."),
+                value: "",
+            },
+        ));
+    };
+    let email = record.email.clone();
+    let max = web.oauth.server.config().email_code.max_attempts;
+    let code_page = |error: &str| {
+        page(
+            StatusCode::BAD_REQUEST,
+            flow,
+            csrf,
+            &Step::Code {
+                email: &email,
+                error: Some(error),
+            },
+        )
+    };
+    if record.attempts >= max {
+        store(web).finish_pending(flow, now).await?;
+        return Ok(expired());
+    }
+    if record.used_at.is_some() {
+        return Ok(code_page("That code was already used. Send a new code."));
+    }
+    if now >= record.expires_at {
+        return Ok(code_page("That code has expired. Send a new code."));
+    }
+    if !constant_time_eq(&code_hash(web, flow, &typed), &record.code_hash) {
+        let attempts = store(web).count_code_attempt(flow).await?;
+        if attempts >= max {
+            store(web).finish_pending(flow, now).await?;
+            return Ok(expired());
+        }
+        let left = max - attempts;
+        return Ok(code_page(&format!(
+            "That code is not right. {left} attempt{} left.",
+            if left == 1 { "" } else { "s" }
+        )));
+    }
+    if !store(web).use_email_code(flow, now).await? {
+        return Ok(code_page("That code was already used. Send a new code."));
+    }
+    store(web).finish_pending(flow, now).await?;
+    let account = match web.accounts.find_or_create(&email).await {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::error!(error = %e, "account lookup failed");
+            return Ok(unavailable());
+        }
+    };
+    let cookie = web.oauth.server.sign_in(&account.id.to_string()).await?;
+    Ok(see_other("/account", Some(&cookie)))
+}
+
+/// `POST /signout`: ends the session (CSRF-checked like every POST).
+pub(crate) async fn sign_out(State(web): State<Web>, headers: HeaderMap, body: Bytes) -> Response {
+    let form = Form::parse(&body);
+    if !web.post_allowed(&headers, &form) {
+        return forbidden();
+    }
+    match web.oauth.server.sign_out(&headers).await {
+        Ok(cookie) => see_other("/", Some(&cookie)),
+        Err(e) => {
+            tracing::error!(error = %e, "sign-out failed");
+            unavailable()
+        }
+    }
+}
