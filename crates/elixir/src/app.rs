@@ -2,7 +2,7 @@
 //! `/a/{public_id}/mcp`, `/i/{public_id}/mcp`) with its catalog, authenticator, presenter,
 //! method gate and audit, and `run` with graceful shutdown.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -176,6 +176,28 @@ impl AppState {
     }
 }
 
+/// Per tool, the agent-only arguments a person door drops with a note instead of refusing
+/// (SURFACE §1.4: `on_behalf_of` and `display_name` where the A/I declaration has them).
+fn lenient_arguments(specs: &[ToolSpec], kind: Kind) -> HashMap<String, Vec<&'static str>> {
+    if kind != Kind::Person {
+        return HashMap::new();
+    }
+    specs
+        .iter()
+        .filter(|s| s.kinds.contains(&kind))
+        .map(|s| {
+            let names: Vec<&'static str> = s
+                .params
+                .iter()
+                .filter(|p| p.agent_only)
+                .map(|p| p.name)
+                .collect();
+            (s.name.to_owned(), names)
+        })
+        .filter(|(_, names)| !names.is_empty())
+        .collect()
+}
+
 /// The axum path of a kind's door.
 pub fn door_path(kind: Kind) -> &'static str {
     match kind {
@@ -225,6 +247,7 @@ pub fn app(state: &AppState) -> Result<Router, StartError> {
                 kind,
                 services: Arc::clone(&state.services),
                 visible,
+                lenient: lenient_arguments(&state.specs, kind),
             }),
         )
         .with_config(state.door.clone())

@@ -188,6 +188,11 @@ impl Success {
         self
     }
 
+    /// Notes added so far.
+    pub fn note_count(&self) -> usize {
+        self.notes.len()
+    }
+
     /// The `docs` pointer (`slug` or `slug#section`).
     pub fn docs(mut self, pointer: impl Into<String>) -> Self {
         self.docs = Some(pointer.into());

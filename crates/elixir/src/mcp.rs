@@ -2,6 +2,7 @@
 //! `instructions`, the principal in `_meta`, capabilities, and the wording of the refusals
 //! the door renders (invalid arguments as `bad_request`, hidden and unknown tools, scopes).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_door::model::{CallToolResult, Implementation};
@@ -62,6 +63,9 @@ pub struct ElixirPresenter {
     pub services: Arc<Services>,
     /// Tool names this kind sees, for `unknown_tool` candidates.
     pub visible: Vec<String>,
+    /// Per tool, undeclared arguments this kind may send and the door drops with a note
+    /// (`on_behalf_of`, `display_name` on the person door; SURFACE §1.4).
+    pub lenient: HashMap<String, Vec<&'static str>>,
 }
 
 impl ElixirPresenter {
@@ -157,6 +161,10 @@ impl Presenter for ElixirPresenter {
         violations: &[Violation],
     ) -> CallToolResult {
         self.bad_request(Some(ctx), tool, violations)
+    }
+
+    fn lenient_arguments(&self, tool: &str, _kind: &str) -> &[&str] {
+        self.lenient.get(tool).map_or(&[], Vec::as_slice)
     }
 
     fn hidden_tool(&self, tool: &str, kind: &str) -> (String, Value) {

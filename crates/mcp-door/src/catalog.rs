@@ -19,6 +19,9 @@ pub struct CallContext {
     pub principal: Arc<Principal>,
     pub request_id: Uuid,
     pub protocol_version: String,
+    /// Undeclared arguments the door removed before validation because the presenter lists
+    /// them as lenient for this tool and kind (see `Presenter::lenient_arguments`).
+    pub ignored_arguments: Vec<String>,
 }
 
 /// A failure that is not the product's domain answer: the door renders it.

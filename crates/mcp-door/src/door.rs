@@ -30,6 +30,8 @@ use crate::jsonrpc;
 pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 2] = ["2025-06-18", "2025-11-25"];
 const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
 const PROTOCOL_HEADER: &str = "mcp-protocol-version";
+const UNREADABLE_BODY_HINT: &str =
+    "Send the whole body as one JSON-RPC 2.0 request object and retry.";
 const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id");
 
 /// Transport limits of a door.
@@ -93,6 +95,13 @@ pub trait Presenter: Send + Sync + 'static {
             format!("Insufficient scope: {tool} needs {required}"),
             json!({"required_scope": required}),
         )
+    }
+    /// Argument names a call to `tool` by a principal of `kind` may send although its input
+    /// schema does not declare them: the door removes them before validation and lists the
+    /// ones it removed in [`CallContext::ignored_arguments`], so the product can say so.
+    /// Every other undeclared argument is still refused. Default: none.
+    fn lenient_arguments(&self, _tool: &str, _kind: &str) -> &[&str] {
+        &[]
     }
     /// Message and `data` of the −32601 answer for a tool hidden from this kind.
     fn hidden_tool(&self, tool: &str, kind: &str) -> (String, Value) {
@@ -215,6 +224,26 @@ impl Reply {
             headers: Vec::new(),
             error: Some(status.as_u16().to_string()),
         }
+    }
+
+    /// A transport or framing refusal whose JSON-RPC error carries `data`.
+    fn status_data(status: StatusCode, code: i64, message: &str, data: Value) -> Self {
+        Self {
+            status,
+            body: Some(jsonrpc::error(&Value::Null, code, message, Some(data))),
+            headers: Vec::new(),
+            error: Some(status.as_u16().to_string()),
+        }
+    }
+
+    /// −32603: a failure outside any tool call, with the request id to quote.
+    fn internal(id: &Value, request_id: Uuid) -> Self {
+        Self::rpc_error(
+            id,
+            jsonrpc::INTERNAL_ERROR,
+            &format!("Internal error (request id {request_id})"),
+            Some(json!({"request_id": request_id.to_string()})),
+        )
     }
 
     fn rpc_error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Self {
@@ -467,14 +496,14 @@ async fn admitted(
         None => None,
         Some(Ok(v)) if SUPPORTED_PROTOCOL_VERSIONS.contains(&v) => Some(v.to_owned()),
         Some(_) => {
-            return Reply::status(
+            let supported = SUPPORTED_PROTOCOL_VERSIONS.join(", ");
+            return Reply::status_data(
                 StatusCode::BAD_REQUEST,
-                &null,
                 jsonrpc::INVALID_REQUEST,
-                &format!(
-                    "Unsupported MCP-Protocol-Version; supported: {}",
-                    SUPPORTED_PROTOCOL_VERSIONS.join(", ")
-                ),
+                &format!("Unsupported MCP-Protocol-Version; supported: {supported}"),
+                json!({"hint": format!(
+                    "Send MCP-Protocol-Version as one of {supported} (the version initialize negotiated), or omit the header."
+                )}),
             );
         }
     };
@@ -503,11 +532,11 @@ async fn admitted(
             }
             Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => return too_large(max),
             Ok(Err(_)) => {
-                return Reply::status(
+                return Reply::status_data(
                     StatusCode::BAD_REQUEST,
-                    &null,
                     jsonrpc::PARSE_ERROR,
                     "Request body could not be read",
+                    json!({"hint": UNREADABLE_BODY_HINT}),
                 );
             }
             Ok(Ok(collected)) => collected.to_bytes(),
@@ -562,6 +591,7 @@ async fn admitted(
         principal: Arc::clone(&principal),
         request_id,
         protocol_version: header_version.unwrap_or_else(|| LATEST_PROTOCOL_VERSION.to_owned()),
+        ignored_arguments: Vec::new(),
     };
     match method.as_str() {
         "initialize" => Reply::json(jsonrpc::result(&id, initialize(inner, &principal, &params))),
@@ -628,11 +658,11 @@ fn too_large(max: usize) -> Reply {
 }
 
 fn framing_error(e: &FramingError) -> Reply {
-    Reply::status(
+    Reply::status_data(
         StatusCode::BAD_REQUEST,
-        &Value::Null,
         e.code(),
         &e.to_string(),
+        json!({"hint": e.hint()}),
     )
 }
 
@@ -690,7 +720,7 @@ fn initialize(inner: &Inner, principal: &Principal, params: &Map<String, Value>)
 async fn call_tool(
     inner: &Inner,
     id: &Value,
-    ctx: CallContext,
+    mut ctx: CallContext,
     params: Map<String, Value>,
     record: &mut AuditRecord,
 ) -> Reply {
@@ -703,7 +733,7 @@ async fn call_tool(
         );
     };
     record.tool = Some(name.to_owned());
-    let arguments = match params.get("arguments") {
+    let mut arguments = match params.get("arguments") {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(v @ Value::Object(_)) => v.clone(),
         Some(_) => {
@@ -760,13 +790,23 @@ async fn call_tool(
             return Reply::gate(id, refusal);
         }
     }
+    let request_id = ctx.request_id;
+    let lenient = inner.presenter.lenient_arguments(name, &kind);
+    if !lenient.is_empty()
+        && let Value::Object(args) = &mut arguments
+    {
+        ctx.ignored_arguments = lenient
+            .iter()
+            .filter(|k| args.remove(**k).is_some())
+            .map(|k| (*k).to_owned())
+            .collect();
+    }
     let violations = inner.catalog.validate(name, &arguments);
     let outcome = if violations.is_empty() {
         let Value::Object(args) = arguments else {
-            return Reply::rpc_error(id, jsonrpc::INTERNAL_ERROR, "Internal error", None);
+            return Reply::internal(id, request_id);
         };
         let handler = Arc::clone(&decl.handler);
-        let request_id = ctx.request_id;
         match tokio::time::timeout(inner.config.tool_deadline, handler(ctx, args)).await {
             Err(_) => {
                 return Reply::status(
@@ -788,12 +828,7 @@ async fn call_tool(
             }
             Ok(Err(ToolFailure::Internal(detail))) => {
                 tracing::error!(%request_id, %detail, "tool failed");
-                return Reply::rpc_error(
-                    id,
-                    jsonrpc::INTERNAL_ERROR,
-                    &format!("Internal error (request id {request_id})"),
-                    None,
-                );
+                return Reply::internal(id, request_id);
             }
             Ok(Ok(result)) => result,
         }
@@ -811,7 +846,7 @@ async fn call_tool(
         Ok(v) => Reply::json(jsonrpc::result(id, v)),
         Err(e) => {
             tracing::error!(error = %e, "tool result did not serialize");
-            Reply::rpc_error(id, jsonrpc::INTERNAL_ERROR, "Internal error", None)
+            Reply::internal(id, request_id)
         }
     }
 }

@@ -46,6 +46,31 @@ impl FramingError {
             _ => crate::jsonrpc::INVALID_REQUEST,
         }
     }
+
+    /// A short, product-agnostic next step for the 400 body's `data.hint`.
+    pub fn hint(&self) -> String {
+        match self {
+            FramingError::TooDeep(n) => {
+                format!("Flatten the request: JSON may nest at most {n} levels deep.")
+            }
+            FramingError::TooManyTokens(n) => {
+                format!("Shorten the request: at most {n} JSON tokens per request.")
+            }
+            FramingError::InvalidText(_) => {
+                "Remove NUL characters and unpaired surrogates from every string.".to_owned()
+            }
+            FramingError::Malformed(_) => {
+                "The body is not valid JSON; send one JSON-RPC 2.0 request object.".to_owned()
+            }
+            FramingError::Batch => {
+                "Send one JSON-RPC 2.0 request object per POST; batches are not supported."
+                    .to_owned()
+            }
+            FramingError::InvalidRequest(_) => "Send one JSON-RPC 2.0 request object per POST: \
+                 jsonrpc \"2.0\", a string or integer id, a string method, object params."
+                .to_owned(),
+        }
+    }
 }
 
 /// One parsed JSON-RPC message.

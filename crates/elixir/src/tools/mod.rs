@@ -570,13 +570,14 @@ async fn run(
         .cloned()
         .ok_or_else(|| ToolFailure::Internal("principal without an Elixir caller".into()))?;
     let request_id = call.request_id;
+    let ignored = call.ignored_arguments;
     let ctx = ToolCtx {
         services: Arc::clone(&services),
         caller: caller.clone(),
         request_id,
     };
     let outcome = match (spec.handler)(ctx, args).await {
-        Ok(s) => Ok(s),
+        Ok(s) => Ok(ignored_notes(s, &ignored)),
         Err(Fail::Tool(e)) => Err(e),
         Err(Fail::Unavailable(detail)) => {
             crate::limits::refund(&services, request_id).await;
@@ -606,6 +607,22 @@ async fn run(
         s.error_code = rendered.error_code.map(|c| c.as_str().to_owned());
     });
     Ok(rendered.result)
+}
+
+/// One note per agent-only argument the person door dropped (SURFACE §1.4), within the cap.
+fn ignored_notes(mut success: Success, ignored: &[String]) -> Success {
+    for name in ignored {
+        if success.note_count() >= envelope::MAX_NOTES {
+            break;
+        }
+        success = success.note(ignored_note(name));
+    }
+    success
+}
+
+/// The note for an agent-only argument sent on the person door.
+pub fn ignored_note(name: &str) -> String {
+    format!("{name} was ignored: it applies only on agent and integration doors.")
 }
 
 /// A `bad_request` naming the offending argument.

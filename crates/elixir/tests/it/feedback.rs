@@ -201,4 +201,98 @@ async fn feedback_pages_are_bounded_by_size(url: &str) {
     assert_eq!(two["next_offset"], 2);
 }
 
-on_both_backends!(feedback_lifecycle, feedback_pages_are_bounded_by_size);
+/// SURFACE §1.4: `on_behalf_of` is declared only on agent and integration doors; a person door
+/// drops it with a note instead of refusing it. Every other unknown argument is still refused.
+async fn agent_only_arguments_on_the_person_door(url: &str) {
+    let server = spawn(url).await;
+    let note = elixir::tools::ignored_note("on_behalf_of");
+    assert_eq!(
+        note,
+        "on_behalf_of was ignored: it applies only on agent and integration doors."
+    );
+    // person door: ignored, with the note, and not stored
+    let filed = success(
+        &server
+            .person()
+            .tool(
+                "elixir_feedback",
+                json!({"message": "Mine.", "on_behalf_of": "discord:42"}),
+            )
+            .await,
+    );
+    let has_note = |body: &serde_json::Value| {
+        body["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str() == Some(note.as_str()))
+    };
+    assert!(has_note(&filed), "{filed}");
+    let id = filed["feedback"]["id"].as_i64().unwrap();
+    let stored = server.store.feedback(id).await.unwrap().unwrap();
+    assert_eq!(stored.on_behalf_of, None);
+    // the same call without it carries no such note
+    let plain = success(
+        &server
+            .person()
+            .tool("elixir_feedback", json!({"message": "Mine."}))
+            .await,
+    );
+    assert!(!has_note(&plain), "{plain}");
+    // agent door: declared, used, no note
+    let filed = success(
+        &server
+            .agent()
+            .tool(
+                "elixir_feedback",
+                json!({"message": "From a clanmate.", "on_behalf_of": "discord:42"}),
+            )
+            .await,
+    );
+    assert!(!has_note(&filed), "{filed}");
+    let id = filed["feedback"]["id"].as_i64().unwrap();
+    let stored = server.store.feedback(id).await.unwrap().unwrap();
+    assert_eq!(stored.on_behalf_of.as_deref(), Some("discord:42"));
+    // empty is still a caller bug on the door that declares it
+    let body = tool_error(
+        &server
+            .agent()
+            .tool(
+                "elixir_feedback",
+                json!({"message": "x", "on_behalf_of": ""}),
+            )
+            .await,
+    );
+    assert_eq!(body["error"]["code"], "bad_request");
+    // an unknown argument is bad_request on every door, leniency or not
+    for client in [server.person(), server.agent(), server.integration()] {
+        for args in [
+            json!({"message": "x", "bogus": 1}),
+            json!({"message": "x", "on_behalf_of": "discord:42", "bogus": 1}),
+        ] {
+            let body = tool_error(&client.tool("elixir_feedback", args).await);
+            assert_eq!(body["error"]["code"], "bad_request");
+            assert!(
+                body["error"]["message"].as_str().unwrap().contains("bogus"),
+                "{body}"
+            );
+        }
+    }
+    // display_name is declared on no door's elixir_feedback, so no door drops it
+    let body = tool_error(
+        &server
+            .person()
+            .tool(
+                "elixir_feedback",
+                json!({"message": "x", "display_name": "Ann"}),
+            )
+            .await,
+    );
+    assert_eq!(body["error"]["code"], "bad_request");
+}
+
+on_both_backends!(
+    feedback_lifecycle,
+    feedback_pages_are_bounded_by_size,
+    agent_only_arguments_on_the_person_door
+);

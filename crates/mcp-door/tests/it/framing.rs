@@ -18,6 +18,11 @@ fn assert_400(reply: &Reply, code: i64) {
     );
     assert_eq!(reply.error_code(), code);
     assert_eq!(reply.json()["id"], serde_json::Value::Null);
+    // SURFACE-style `data: {hint}`: one short, non-empty next step, nothing else
+    let data = &reply.json()["error"]["data"];
+    let hint = data["hint"].as_str().unwrap_or_default();
+    assert!(!hint.is_empty(), "{data}");
+    assert_eq!(data.as_object().map(|o| o.len()), Some(1), "{data}");
 }
 
 /// A ping whose params reach `depth` levels of nesting (the message object is level 1).
@@ -109,4 +114,22 @@ async fn string_ids_are_echoed() {
         reply.json(),
         json!({"jsonrpc": "2.0", "id": "abc-1", "result": {}})
     );
+}
+
+#[tokio::test]
+async fn framing_hints_name_the_fix() {
+    let toy = Toy::new();
+    let hint = |reply: Reply| {
+        reply.json()["error"]["data"]["hint"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(
+        hint(raw(&toy, "[]").await),
+        "Send one JSON-RPC 2.0 request object per POST; batches are not supported."
+    );
+    assert!(hint(raw(&toy, "not json").await).contains("not valid JSON"));
+    assert!(hint(raw(&toy, &nested(33)).await).contains("32 levels"));
+    assert!(hint(raw(&toy, r#"{"id":1,"method":"ping"}"#).await).contains("jsonrpc \"2.0\""));
 }

@@ -111,7 +111,19 @@ impl Presenter for ToyPresenter {
             .join("\n");
         CallToolResult::error(vec![ContentBlock::text(text)])
     }
+
+    /// A `user` calling `echo` may send `acting_for` and `label`; they are dropped, not refused.
+    fn lenient_arguments(&self, tool: &str, kind: &str) -> &[&str] {
+        if tool == "echo" && kind == "user" {
+            &LENIENT_ECHO
+        } else {
+            &[]
+        }
+    }
 }
+
+/// The undeclared `echo` arguments a `user` may send (see `ToyPresenter::lenient_arguments`).
+pub const LENIENT_ECHO: [&str; 2] = ["acting_for", "label"];
 
 /// One resource, to contrast a door with a provider against one without.
 pub struct ToyResources;
@@ -173,13 +185,15 @@ pub fn toy_tools(probes: &Probes, echo_description: &str) -> Vec<ToolDecl> {
             "Echo",
             echo_description,
             echo_schema(),
-            move |_ctx, args| {
+            move |ctx: CallContext, args| {
                 let calls = Arc::clone(&calls);
                 async move {
                     calls.fetch_add(1, Ordering::SeqCst);
-                    Ok(tool_json(
-                        json!({"text": args.get("text").cloned().unwrap_or(Value::Null)}),
-                    ))
+                    let mut out = json!({"text": args.get("text").cloned().unwrap_or(Value::Null)});
+                    if !ctx.ignored_arguments.is_empty() {
+                        out["ignored"] = json!(ctx.ignored_arguments);
+                    }
+                    Ok(tool_json(out))
                 }
             },
         ),

@@ -251,6 +251,61 @@ async fn an_internal_failure_is_32603_without_details() {
             .contains(request_id),
         "{body}"
     );
+    // and `data` carries it alone, as data
+    assert_eq!(
+        reply.json()["error"]["data"],
+        json!({"request_id": request_id})
+    );
+}
+
+#[tokio::test]
+async fn lenient_arguments_are_stripped_and_reported_not_refused() {
+    let toy = Toy::new();
+    // the listed names are removed before validation and reported to the handler
+    let reply = toy
+        .call(
+            "good-user",
+            "echo",
+            json!({"text": "hi", "acting_for": "u-1", "label": "Ann"}),
+        )
+        .await;
+    assert_eq!(
+        reply.result()["structuredContent"],
+        json!({"text": "hi", "ignored": ["acting_for", "label"]})
+    );
+    // only the ones actually sent are reported
+    let reply = toy
+        .call("good-user", "echo", json!({"text": "hi", "label": "Ann"}))
+        .await;
+    assert_eq!(
+        reply.result()["structuredContent"],
+        json!({"text": "hi", "ignored": ["label"]})
+    );
+    // any other undeclared argument is still refused, lenient ones alongside or not
+    let reply = toy
+        .call(
+            "good-user",
+            "echo",
+            json!({"text": "hi", "acting_for": "u-1", "other": 1}),
+        )
+        .await;
+    assert_eq!(reply.result()["isError"], json!(true));
+    assert!(reply.tool_text().contains("other"), "{}", reply.tool_text());
+    // another kind gets no leniency: the same argument is refused
+    let reply = toy
+        .call(
+            "good-admin",
+            "echo",
+            json!({"text": "hi", "acting_for": "u-1"}),
+        )
+        .await;
+    assert_eq!(reply.result()["isError"], json!(true));
+    assert!(
+        reply.tool_text().contains("acting_for"),
+        "{}",
+        reply.tool_text()
+    );
+    assert_eq!(toy.probes.echo_calls(), 2);
 }
 
 #[tokio::test]

@@ -56,6 +56,14 @@ async fn unsupported_protocol_version_header_is_400() {
         message.contains("2025-06-18") && message.contains("2025-11-25"),
         "{message}"
     );
+    let hint = reply.json()["error"]["data"]["hint"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        hint.contains("2025-06-18") && hint.contains("omit the header"),
+        "{hint}"
+    );
 }
 
 #[tokio::test]

@@ -1311,8 +1311,10 @@ async fn reports_by_role_and_language(url: &str) {
                 "the review note is the player's too"
             );
         }
-        // GM-only material: the GM notes and the review event's private text
-        let private = format!("approved {}", ids[0]);
+        // GM-only material: the GM notes and the review event, which names each decided
+        // consequence in the reader's language
+        let decided = if lang == "pl" { "zatwierdzona" } else { "approved" };
+        let private = format!("- {decided}: pier finding 0");
         assert!(gm_report.text.contains(GM_SECRET));
         assert!(gm_report.text.contains(&private));
         assert!(
