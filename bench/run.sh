@@ -10,10 +10,12 @@
 #     returning a body of the same byte size, driven the same way;
 #   - on PostgreSQL, commit_play_turn at each client count;
 # then pgbench with bench/turn.sql (the same transaction's statements) on a seeded copy of the
-# schema at the same client counts, and prints the Markdown table (`loadgen table`).
+# schema at the same client counts -- plus, for the analysis, the whole commit request's SQL
+# (request-reads.sql + turn.sql) and get_play_context's SQL (context.sql) -- and prints the
+# Markdown table (`loadgen table`).
 #
 # Knobs (environment): DURATION (s, measured window, default 15), WARMUP (s, default 3),
-# CLIENTS ("8 64"), BACKENDS ("sqlite pg"), PRIME_TURNS (10), PG_POOL (64), SQLITE_POOL (8),
+# CLIENTS ("8 64"), BACKENDS ("sqlite pg"), PRIME_TURNS (10), PG_POOL (16), SQLITE_POOL (8),
 # PG_URL (server, default postgres://postgres@127.0.0.1:5432; databases are created under it),
 # PG_ADMIN_DB (database to connect to for CREATE/DROP DATABASE, default postgres),
 # OUT (results directory, default target/bench/<timestamp>), WAIT_IDLE_SECS (wait up to this
@@ -26,7 +28,7 @@ WARMUP=${WARMUP:-3}
 CLIENTS=${CLIENTS:-"8 64"}
 BACKENDS=${BACKENDS:-"sqlite pg"}
 PRIME_TURNS=${PRIME_TURNS:-10}
-PG_POOL=${PG_POOL:-64}
+PG_POOL=${PG_POOL:-16}
 SQLITE_POOL=${SQLITE_POOL:-8}
 PG_URL=${PG_URL:-postgres://postgres@127.0.0.1:5432}
 PG_ADMIN_DB=${PG_ADMIN_DB:-postgres}
@@ -35,7 +37,8 @@ WAIT_IDLE_SECS=${WAIT_IDLE_SECS:-0}
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 OUT=${OUT:-$ROOT/target/bench/$(date +%Y%m%d-%H%M%S)}
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$ROOT/target"
+# Scratch on the build disk, not /tmp (often tmpfs, where SQLite's fsync would be free).
 WORK=$(mktemp -d "$ROOT/target/bench-work.XXXXXX")
 MAX_CLIENTS=$(tr ' ' '\n' <<<"$CLIENTS" | sort -n | tail -1)
 
@@ -200,17 +203,27 @@ if [[ " $BACKENDS " == *" pg "* ]]; then
         -D "desc0=$desc" -D "desc1=$desc" -D "hash=$(text 64 f)" -D "result=$result"
         -D "scene=harbor" -D "now=$(date +%s%3N)")
     mkdir -p "$WORK/pgbench"
-    for script in turn request; do
-        file=bench/turn.sql
-        [[ $script == request ]] && file=$WORK/request.sql
+    # turn: the target's reference. request and context: informative (see docs/benchmarks.md).
+    for script in turn request context; do
+        case $script in
+            turn) file=bench/turn.sql ;;
+            request) file=$WORK/request.sql ;;
+            context) file=bench/context.sql ;;
+        esac
         for c in $CLIENTS; do
             name="pgbench-$script-$c"
             rm -f "$WORK/pgbench/$name".*
+            "$LG" cpu --warmup-secs "$WARMUP" --duration-secs "$DURATION" --cpu-name postgres \
+                --cpu-name pgbench >"$WORK/$name.cpu" &
+            watcher=$!
+            PIDS+=("$watcher")
             pgbench -n -M prepared -c "$c" -j 2 -T "$((WARMUP + DURATION))" -f "$file" \
                 -l --log-prefix="$WORK/pgbench/$name" "${vars[@]}" "$PG_URL/$db" >"$OUT/$name.txt" 2>&1 \
                 || { cat "$OUT/$name.txt" >&2; exit 1; }
+            wait "$watcher"
+            forget_pid "$watcher"
             "$LG" pgbench --name "$name" --clients "$c" --warmup-secs "$WARMUP" --duration-secs "$DURATION" \
-                --json "$WORK/pgbench/$name".* >"$OUT/$name.json"
+                --cpu-file "$WORK/$name.cpu" --json "$WORK/pgbench/$name".* >"$OUT/$name.json"
         done
     done
     drop_db "$db"

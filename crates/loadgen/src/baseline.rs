@@ -23,7 +23,8 @@ pub struct BaselineArgs {
 }
 
 /// The smallest body this shape allows.
-const SHELL: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":""}],"isError":false}}"#;
+const SHELL: &str =
+    r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":""}],"isError":false}}"#;
 
 /// A JSON-RPC tool result of exactly `bytes` bytes (or the bare shell when that is larger).
 pub fn body(bytes: usize) -> String {
@@ -33,7 +34,9 @@ pub fn body(bytes: usize) -> String {
 
 /// Serves the constant body until SIGINT/SIGTERM.
 pub async fn serve(args: BaselineArgs) -> anyhow::Result<()> {
-    let listener = tokio::net::TcpListener::bind(args.bind).await.with_context(|| format!("binding {}", args.bind))?;
+    let listener = tokio::net::TcpListener::bind(args.bind)
+        .await
+        .with_context(|| format!("binding {}", args.bind))?;
     let address = listener.local_addr()?;
     let body = Bytes::from(body(args.body_bytes));
     let handler = move |request: Bytes| {
@@ -44,11 +47,15 @@ pub async fn serve(args: BaselineArgs) -> anyhow::Result<()> {
             ([(header::CONTENT_TYPE, "application/json")], body)
         }
     };
-    let app = Router::new().route("/", post(handler.clone())).route("/{*path}", post(handler));
+    let app = Router::new()
+        .route("/", post(handler.clone()))
+        .route("/{*path}", post(handler));
     let mut stdout = std::io::stdout();
     writeln!(stdout, "http://{address}")?;
     stdout.flush()?;
-    axum::serve(listener, app).with_graceful_shutdown(shutdown()).await?;
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown())
+        .await?;
     Ok(())
 }
 

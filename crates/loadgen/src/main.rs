@@ -5,6 +5,7 @@
 //! a library: errors are `anyhow` throughout, as in any `main`.
 
 mod baseline;
+mod cpu;
 mod pgbench;
 mod procfs;
 mod run;
@@ -15,7 +16,10 @@ mod workload;
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "loadgen", about = "Loopback load generator for Sidequest's MCP doors")]
+#[command(
+    name = "loadgen",
+    about = "Loopback load generator for Sidequest's MCP doors"
+)]
 struct Cli {
     /// Tokio worker threads (0: one per CPU, like the server).
     #[arg(long, global = true, env = "LOADGEN_THREADS", default_value_t = 0)]
@@ -32,6 +36,8 @@ enum Command {
     Prime(run::PrimeArgs),
     /// Drive N concurrent MCP clients for a fixed time and report throughput and latency.
     Run(run::RunArgs),
+    /// Report the CPU use of named processes over a window (run beside pgbench).
+    Cpu(cpu::CpuArgs),
     /// Summarize pgbench per-transaction logs (`pgbench -l`) in `run`'s JSON shape.
     Pgbench(pgbench::PgbenchArgs),
     /// Print the Markdown table of a directory of results, with ratios against the targets.
@@ -50,6 +56,7 @@ fn main() -> anyhow::Result<()> {
             Command::Baseline(args) => baseline::serve(args).await,
             Command::Prime(args) => run::prime(args).await,
             Command::Run(args) => run::run(args).await,
+            Command::Cpu(args) => cpu::watch(args).await,
             Command::Pgbench(args) => pgbench::summarize(&args),
             Command::Table(args) => table::print(&args),
         }

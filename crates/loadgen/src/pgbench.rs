@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::stats::{Latency, round};
 
@@ -27,6 +27,9 @@ pub struct PgbenchArgs {
     /// Print one JSON object on stdout.
     #[arg(long)]
     json: bool,
+    /// `loadgen cpu` output for the same window (with `--cpu-name pgbench`), to include.
+    #[arg(long)]
+    cpu_file: Option<PathBuf>,
     /// The log files (`pgbench_log.PID[.THREAD]`).
     #[arg(required = true)]
     logs: Vec<PathBuf>,
@@ -45,10 +48,15 @@ fn parse_line(line: &str) -> Option<(u64, Option<u64>)> {
 pub fn summarize(args: &PgbenchArgs) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for path in &args.logs {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         rows.extend(text.lines().filter_map(parse_line));
     }
-    let Some(first_start) = rows.iter().map(|&(end, took)| end - took.unwrap_or(0)).min() else {
+    let Some(first_start) = rows
+        .iter()
+        .map(|&(end, took)| end - took.unwrap_or(0))
+        .min()
+    else {
         bail!("no transactions in the pgbench logs");
     };
     let from = first_start + (args.warmup_secs * 1e6) as u64;
@@ -57,7 +65,9 @@ pub fn summarize(args: &PgbenchArgs) -> anyhow::Result<()> {
     let mut errors = 0u64;
     for (end, took) in rows {
         match took {
-            Some(t) if end - t >= from && end <= to => micros.push(u32::try_from(t).unwrap_or(u32::MAX)),
+            Some(t) if end - t >= from && end <= to => {
+                micros.push(u32::try_from(t).unwrap_or(u32::MAX))
+            }
             None if end >= from && end <= to => errors += 1,
             _ => {}
         }
@@ -65,6 +75,16 @@ pub fn summarize(args: &PgbenchArgs) -> anyhow::Result<()> {
     let n = micros.len() as u64;
     let latency = Latency::of(&mut micros);
     let tps = n as f64 / args.duration_secs;
+    let cpu = match &args.cpu_file {
+        Some(path) => Some(per_request(
+            serde_json::from_str(
+                &std::fs::read_to_string(path)
+                    .with_context(|| format!("reading {}", path.display()))?,
+            )?,
+            n,
+        )),
+        None => None,
+    };
     let report = json!({
         "name": args.name,
         "kind": "pgbench",
@@ -76,6 +96,7 @@ pub fn summarize(args: &PgbenchArgs) -> anyhow::Result<()> {
         "error_rate": if n + errors == 0 { 1.0 } else { errors as f64 / (n + errors) as f64 },
         "rps": round(tps),
         "latency": latency.to_json(),
+        "cpu": cpu,
     });
     eprintln!(
         "{:<28} {:>3} clients  {:>9.1} tx/s   p50 {:>7.2} ms  p99 {:>7.2} ms  max {:>7.2} ms  errors {}",
@@ -87,12 +108,47 @@ pub fn summarize(args: &PgbenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Fills in `us_per_request` of a `loadgen cpu` report for `n` transactions, and files
+/// pgbench's own CPU as the client's (`loadgen`), where the table looks for it.
+fn per_request(mut cpu: Value, n: u64) -> Value {
+    let window = cpu["window_secs"].as_f64().unwrap_or(0.0);
+    let us = |pct: f64| {
+        if n == 0 {
+            0.0
+        } else {
+            round(pct / 100.0 * window * 1e6 / n as f64)
+        }
+    };
+    if let Some(named) = cpu["named"].as_object_mut() {
+        for entry in named.values_mut() {
+            let pct = entry["pct"].as_f64().unwrap_or(0.0);
+            entry["us_per_request"] = json!(us(pct));
+        }
+    }
+    cpu["loadgen"] = cpu["named"]["pgbench"].clone();
+    cpu
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn log_lines_parse() {
-        assert_eq!(super::parse_line("3 17 2450 0 1700000000 123456"), Some((1_700_000_000_123_456, Some(2450))));
-        assert_eq!(super::parse_line("3 17 failed 0 1700000000 5 0 1"), Some((1_700_000_000_000_005, None)));
+        assert_eq!(
+            super::parse_line("3 17 2450 0 1700000000 123456"),
+            Some((1_700_000_000_123_456, Some(2450)))
+        );
+        assert_eq!(
+            super::parse_line("3 17 failed 0 1700000000 5 0 1"),
+            Some((1_700_000_000_000_005, None))
+        );
         assert_eq!(super::parse_line("garbage"), None);
+    }
+
+    #[test]
+    fn cpu_reports_get_per_transaction_figures() {
+        let cpu = serde_json::json!({"window_secs": 10.0, "named": {"postgres": {"pct": 150.0}, "pgbench": {"pct": 20.0}}});
+        let out = super::per_request(cpu, 10_000);
+        assert_eq!(out["named"]["postgres"]["us_per_request"], 1500.0);
+        assert_eq!(out["loadgen"]["us_per_request"], 200.0);
     }
 }

@@ -11,7 +11,14 @@ pub const TICKS_PER_SEC: f64 = 100.0;
 /// A `kB` field of /proc/PID/status (`VmRSS`, `VmHWM`).
 pub fn status_kb(pid: u32, field: &str) -> Option<u64> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    text.lines().find_map(|line| line.strip_prefix(field)?.strip_prefix(':')?.split_whitespace().next()?.parse().ok())
+    text.lines().find_map(|line| {
+        line.strip_prefix(field)?
+            .strip_prefix(':')?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    })
 }
 
 /// Resets the process's peak resident set (`VmHWM`) to its current one, so the peak reported
@@ -20,10 +27,9 @@ pub fn reset_peak(pid: u32) -> bool {
     std::fs::write(format!("/proc/{pid}/clear_refs"), "5").is_ok()
 }
 
-/// `(name, utime + stime)` of /proc/PID/stat, or of /proc/self/stat for `None`.
-fn stat(pid: Option<u32>) -> Option<(String, u64)> {
-    let path = pid.map_or_else(|| "/proc/self/stat".to_owned(), |p| format!("/proc/{p}/stat"));
-    parse_stat(&std::fs::read_to_string(path).ok()?)
+/// `(name, utime + stime)` of /proc/PID/stat, all threads of the process together.
+fn stat(pid: u32) -> Option<(String, u64)> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
 fn parse_stat(text: &str) -> Option<(String, u64)> {
@@ -38,34 +44,45 @@ fn parse_stat(text: &str) -> Option<(String, u64)> {
     Some((name, utime + stime))
 }
 
-/// CPU ticks used so far by one process (`None`: this one).
-pub fn cpu_ticks(pid: Option<u32>) -> Option<u64> {
-    stat(pid).map(|(_, t)| t)
-}
-
-/// CPU ticks used so far by every process named `name`, by pid.
-pub fn cpu_ticks_named(name: &str) -> HashMap<u32, u64> {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return HashMap::new() };
+/// `(name, CPU ticks used so far)` of every process, by pid.
+pub fn cpu_ticks_all() -> HashMap<u32, (String, u64)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return HashMap::new();
+    };
     dir.filter_map(Result::ok)
         .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| stat(Some(pid)).filter(|(n, _)| n == name).map(|(_, t)| (pid, t)))
+        .filter_map(|pid| stat(pid).map(|s| (pid, s)))
         .collect()
 }
 
-/// Ticks spent between two snapshots of [`cpu_ticks_named`]; processes born in between count
-/// from zero.
-pub fn named_delta(before: &HashMap<u32, u64>, after: &HashMap<u32, u64>) -> u64 {
-    after.iter().map(|(pid, t)| t.saturating_sub(before.get(pid).copied().unwrap_or(0))).sum()
+/// The whole machine's CPU ticks since boot, all CPUs together, from /proc/stat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MachineTicks {
+    /// Everything but idle and iowait (user, nice, system, irq, softirq, steal).
+    pub busy: u64,
+    /// Of which at a positive nice value: background builds and tests, never our processes.
+    pub nice: u64,
+    pub total: u64,
 }
 
-/// `(busy, total)` ticks of the whole machine since boot, from /proc/stat.
-pub fn machine_ticks() -> Option<(u64, u64)> {
-    let text = std::fs::read_to_string("/proc/stat").ok()?;
+pub fn machine_ticks() -> Option<MachineTicks> {
+    parse_machine(&std::fs::read_to_string("/proc/stat").ok()?)
+}
+
+fn parse_machine(text: &str) -> Option<MachineTicks> {
     let line = text.lines().next()?.strip_prefix("cpu ")?;
-    let v: Vec<u64> = line.split_whitespace().filter_map(|x| x.parse().ok()).collect();
-    let total: u64 = v.iter().take(8).sum(); // user nice system idle iowait irq softirq steal
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal (guest time is already in user)
+    let total: u64 = v.iter().take(8).sum();
     let idle = v.get(3)? + v.get(4)?;
-    Some((total - idle, total))
+    Some(MachineTicks {
+        busy: total - idle,
+        nice: *v.get(1)?,
+        total,
+    })
 }
 
 #[cfg(test)]
@@ -80,9 +97,18 @@ mod tests {
 
     #[test]
     fn this_process_is_visible() {
-        assert!(cpu_ticks(None).is_some());
+        assert!(cpu_ticks_all().contains_key(&std::process::id()));
         assert!(status_kb(std::process::id(), "VmRSS").is_some_and(|kb| kb > 0));
-        let (busy, total) = machine_ticks().unwrap();
-        assert!(busy <= total);
+        let m = machine_ticks().unwrap();
+        assert!(m.nice <= m.busy && m.busy <= m.total);
+        let parsed = parse_machine("cpu  100 20 30 400 5 1 2 3 0 0\ncpu0 1 2 3 4\n").unwrap();
+        assert_eq!(
+            parsed,
+            MachineTicks {
+                busy: 156,
+                nice: 20,
+                total: 561
+            }
+        );
     }
 }

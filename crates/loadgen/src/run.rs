@@ -3,7 +3,6 @@
 //! fixed window after a warm-up and reports throughput, latency percentiles, the server's
 //! peak resident set and where the CPU went. Request shapes live in `workload`.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,12 +10,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use axum::body::Bytes;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::task::JoinSet;
 
-use crate::procfs;
 use crate::stats::{Latency, round};
 use crate::workload::{self, Tool, TurnTexts};
+use crate::{cpu, procfs};
 
 /// Where the clients go and as whom.
 #[derive(Debug, Clone, clap::Args)]
@@ -97,9 +96,16 @@ impl Client {
         if let Some(auth) = &self.auth {
             request = request.header(AUTHORIZATION, auth.clone());
         }
-        let response = request.body(body).send().await.map_err(|e| format!("transport: {e}"))?;
+        let response = request
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| format!("transport: {e}"))?;
         let status = response.status().as_u16();
-        let bytes = response.bytes().await.map_err(|e| format!("transport (body): {e}"))?;
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| format!("transport (body): {e}"))?;
         Ok((status, bytes))
     }
 
@@ -125,21 +131,36 @@ fn clients(target: &Target) -> anyhow::Result<Vec<Client>> {
     if let Some(t) = &tokens
         && t.len() < target.clients
     {
-        bail!("{} clients need {} tokens (one assignment each); the tokens file has {}", target.clients, target.clients, t.len());
+        bail!(
+            "{} clients need {} tokens (one assignment each); the tokens file has {}",
+            target.clients,
+            target.clients,
+            t.len()
+        );
     }
     if target.clients == 0 {
         bail!("--clients must be at least 1");
     }
     // HTTP/1.1 only (reqwest without its `http2` feature); Nagle off, as reqwest defaults.
-    let http = reqwest::Client::builder().pool_max_idle_per_host(target.clients).tcp_nodelay(true).build()?;
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(target.clients)
+        .tcp_nodelay(true)
+        .build()?;
     let url: Arc<str> = Arc::from(target.url.as_str());
     (0..target.clients)
         .map(|i| {
             let auth = match &tokens {
-                Some(t) => Some(HeaderValue::from_str(&format!("Bearer {}", t[i])).context("a token is not a valid header value")?),
+                Some(t) => Some(
+                    HeaderValue::from_str(&format!("Bearer {}", t[i]))
+                        .context("a token is not a valid header value")?,
+                ),
                 None => None,
             };
-            Ok(Client { http: http.clone(), url: Arc::clone(&url), auth })
+            Ok(Client {
+                http: http.clone(),
+                url: Arc::clone(&url),
+                auth,
+            })
         })
         .collect()
 }
@@ -163,7 +184,13 @@ pub async fn prime(args: PrimeArgs) -> anyhow::Result<()> {
     while let Some(joined) = set.join_next().await {
         versions.push(joined?.map_err(|e| anyhow::anyhow!("priming failed: {e}"))?);
     }
-    eprintln!("primed {} assignments with {} turns each (versions now {}..={})", versions.len(), args.turns, versions.iter().min().unwrap_or(&0), versions.iter().max().unwrap_or(&0));
+    eprintln!(
+        "primed {} assignments with {} turns each (versions now {}..={})",
+        versions.len(),
+        args.turns,
+        versions.iter().min().unwrap_or(&0),
+        versions.iter().max().unwrap_or(&0)
+    );
     Ok(())
 }
 
@@ -186,9 +213,18 @@ struct Window {
     to: Instant,
 }
 
-async fn worker(client: Client, tool: Tool, texts: TurnTexts, mut version: i64, window: Window) -> Tally {
+async fn worker(
+    client: Client,
+    tool: Tool,
+    texts: TurnTexts,
+    mut version: i64,
+    window: Window,
+) -> Tally {
     let context = Bytes::from(workload::call(Tool::GetPlayContext.name(), &json!({})));
-    let mut tally = Tally { micros: Vec::with_capacity(1 << 14), ..Tally::default() };
+    let mut tally = Tally {
+        micros: Vec::with_capacity(1 << 14),
+        ..Tally::default()
+    };
     loop {
         let body = match tool {
             Tool::GetPlayContext => context.clone(),
@@ -214,7 +250,9 @@ async fn worker(client: Client, tool: Tool, texts: TurnTexts, mut version: i64, 
                 }
                 if measured {
                     tally.ok += 1;
-                    tally.micros.push(u32::try_from(end.duration_since(start).as_micros()).unwrap_or(u32::MAX));
+                    tally.micros.push(
+                        u32::try_from(end.duration_since(start).as_micros()).unwrap_or(u32::MAX),
+                    );
                     tally.response_bytes += received;
                     tally.request_bytes += sent;
                 }
@@ -242,47 +280,6 @@ async fn worker(client: Client, tool: Tool, texts: TurnTexts, mut version: i64, 
     tally
 }
 
-/// CPU ticks at one instant: this process, the server, named processes, the machine.
-struct CpuSnapshot {
-    at: Instant,
-    own: Option<u64>,
-    server: Option<u64>,
-    named: Vec<HashMap<u32, u64>>,
-    machine: Option<(u64, u64)>,
-}
-
-fn cpu_snapshot(server: Option<u32>, names: &[String]) -> CpuSnapshot {
-    CpuSnapshot {
-        at: Instant::now(),
-        own: procfs::cpu_ticks(None),
-        server: server.and_then(|p| procfs::cpu_ticks(Some(p))),
-        named: names.iter().map(|n| procfs::cpu_ticks_named(n)).collect(),
-        machine: procfs::machine_ticks(),
-    }
-}
-
-/// CPU use between two snapshots, in % of one core (like `top`); the machine in % of all cores.
-fn cpu_json(a: &CpuSnapshot, b: &CpuSnapshot, names: &[String], requests: u64) -> Value {
-    let secs = b.at.duration_since(a.at).as_secs_f64().max(1e-9);
-    let pct = |ticks: u64| round(ticks as f64 / procfs::TICKS_PER_SEC / secs * 100.0);
-    let delta = |x: Option<u64>, y: Option<u64>| x.zip(y).map(|(x, y)| y.saturating_sub(x));
-    let per_request_us = |ticks: u64| if requests == 0 { 0.0 } else { round(ticks as f64 / procfs::TICKS_PER_SEC * 1e6 / requests as f64) };
-    let mut named = serde_json::Map::new();
-    for (i, name) in names.iter().enumerate() {
-        let ticks = procfs::named_delta(&a.named[i], &b.named[i]);
-        named.insert(name.clone(), json!({"pct": pct(ticks), "us_per_request": per_request_us(ticks)}));
-    }
-    let machine = a.machine.zip(b.machine).map(|((b0, t0), (b1, t1))| round((b1 - b0) as f64 / (t1 - t0).max(1) as f64 * 100.0));
-    json!({
-        "window_secs": round(secs),
-        "cores": std::thread::available_parallelism().map_or(0, usize::from),
-        "machine_busy_pct": machine,
-        "loadgen": delta(a.own, b.own).map(|t| json!({"pct": pct(t), "us_per_request": per_request_us(t)})),
-        "server": delta(a.server, b.server).map(|t| json!({"pct": pct(t), "us_per_request": per_request_us(t)})),
-        "named": named,
-    })
-}
-
 /// Samples the server's resident set every 50 ms until `until`; returns the largest `VmRSS`
 /// seen and the kernel's `VmHWM` at the end.
 async fn sample_rss(pid: u32, until: Instant) -> (u64, Option<u64>) {
@@ -308,7 +305,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     for (i, client) in clients.into_iter().enumerate() {
         let tool = args.tool;
         setup.spawn(async move {
-            let version = if tool == Tool::CommitPlayTurn { client.version().await? } else { 0 };
+            let version = if tool == Tool::CommitPlayTurn {
+                client.version().await?
+            } else {
+                0
+            };
             Ok::<_, String>((i, client, version))
         });
     }
@@ -322,21 +323,32 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let peak_reset = args.server_pid.is_some_and(procfs::reset_peak);
     let start = Instant::now();
     let from = start + Duration::from_secs_f64(args.warmup_secs);
-    let window = Window { from, to: from + Duration::from_secs_f64(args.duration_secs) };
+    let window = Window {
+        from,
+        to: from + Duration::from_secs_f64(args.duration_secs),
+    };
 
-    let rss = args.server_pid.map(|pid| tokio::spawn(sample_rss(pid, window.to)));
+    let rss = args
+        .server_pid
+        .map(|pid| tokio::spawn(sample_rss(pid, window.to)));
     let cpu = {
         let (pid, names) = (args.server_pid, args.cpu_name.clone());
         tokio::spawn(async move {
             tokio::time::sleep_until(tokio::time::Instant::from_std(window.from)).await;
-            let a = cpu_snapshot(pid, &names);
+            let a = cpu::Snapshot::take();
             tokio::time::sleep_until(tokio::time::Instant::from_std(window.to)).await;
-            (a, cpu_snapshot(pid, &names))
+            (a, cpu::Snapshot::take(), pid, names)
         })
     };
     let mut workers = JoinSet::new();
     for (i, client, version) in ready {
-        workers.spawn(worker(client, args.tool, TurnTexts::new(i, &args.target.scene), version, window));
+        workers.spawn(worker(
+            client,
+            args.tool,
+            TurnTexts::new(i, &args.target.scene),
+            version,
+            window,
+        ));
     }
     let mut total = Tally::default();
     while let Some(joined) = workers.join_next().await {
@@ -347,9 +359,13 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         total.errors_outside += t.errors_outside;
         total.response_bytes += t.response_bytes;
         total.request_bytes += t.request_bytes;
-        total.first_errors.extend(t.first_errors.into_iter().take(3usize.saturating_sub(total.first_errors.len())));
+        total.first_errors.extend(
+            t.first_errors
+                .into_iter()
+                .take(3usize.saturating_sub(total.first_errors.len())),
+        );
     }
-    let (cpu_a, cpu_b) = cpu.await?;
+    let (cpu_a, cpu_b, pid, names) = cpu.await?;
     let rss = match rss {
         Some(handle) => Some(handle.await?),
         None => None,
@@ -357,7 +373,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
 
     let latency = Latency::of(&mut total.micros);
     let attempts = total.ok + total.errors;
-    let error_rate = if attempts == 0 { 1.0 } else { total.errors as f64 / attempts as f64 };
+    let error_rate = if attempts == 0 {
+        1.0
+    } else {
+        total.errors as f64 / attempts as f64
+    };
     let mean = |bytes: u64| bytes.checked_div(total.ok).unwrap_or(0);
     let rps = total.ok as f64 / args.duration_secs;
     let report = json!({
@@ -383,12 +403,16 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             "hwm_kb": hwm,
             "hwm_reset_at_start": peak_reset,
         })),
-        "cpu": cpu_json(&cpu_a, &cpu_b, &args.cpu_name, total.ok),
+        "cpu": cpu::report(&cpu_a, &cpu_b, pid, &names, total.ok),
         "first_errors": total.first_errors,
     });
     eprintln!(
         "{:<28} {:>3} clients  {:>9.1} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  max {:>7.2} ms  errors {}/{}  resp {} B{}",
-        if args.name.is_empty() { args.tool.name() } else { &args.name },
+        if args.name.is_empty() {
+            args.tool.name()
+        } else {
+            &args.name
+        },
         n,
         rps,
         latency.p50_ms,
@@ -397,7 +421,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         total.errors,
         attempts,
         report["response_bytes"],
-        report["rss"]["peak_kb"].as_u64().map(|kb| format!("  server peak RSS {:.1} MB", kb as f64 / 1024.0)).unwrap_or_default(),
+        report["rss"]["peak_kb"]
+            .as_u64()
+            .map(|kb| format!("  server peak RSS {:.1} MB", kb as f64 / 1024.0))
+            .unwrap_or_default(),
     );
     if args.json {
         println!("{report}");
@@ -406,7 +433,14 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         eprintln!("  error: {e}");
     }
     if error_rate > args.max_error_rate {
-        bail!("{} of {} measured requests failed ({:.2}% > {:.2}%); first: {}", total.errors, attempts, error_rate * 100.0, args.max_error_rate * 100.0, total.first_errors.first().map_or("-", String::as_str));
+        bail!(
+            "{} of {} measured requests failed ({:.2}% > {:.2}%); first: {}",
+            total.errors,
+            attempts,
+            error_rate * 100.0,
+            args.max_error_rate * 100.0,
+            total.first_errors.first().map_or("-", String::as_str)
+        );
     }
     Ok(())
 }

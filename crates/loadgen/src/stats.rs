@@ -26,7 +26,11 @@ impl Latency {
     pub fn of(micros: &mut [u32]) -> Self {
         micros.sort_unstable();
         let ms = |us: u32| f64::from(us) / 1000.0;
-        let mean = if micros.is_empty() { 0.0 } else { micros.iter().map(|&u| f64::from(u)).sum::<f64>() / micros.len() as f64 / 1000.0 };
+        let mean = if micros.is_empty() {
+            0.0
+        } else {
+            micros.iter().map(|&u| f64::from(u)).sum::<f64>() / micros.len() as f64 / 1000.0
+        };
         Self {
             p50_ms: ms(percentile(micros, 50.0)),
             p99_ms: ms(percentile(micros, 99.0)),

@@ -16,14 +16,21 @@ pub struct TableArgs {
 }
 
 /// The runs, in the order the table lists them.
-const ORDER: [(&str, &str); 7] = [
+const ORDER: [(&str, &str); 8] = [
     ("ctx-sqlite", "get_play_context, SQLite"),
     ("base-sqlite", "bare axum, same body as ctx-sqlite"),
     ("ctx-pg", "get_play_context, PostgreSQL"),
     ("base-pg", "bare axum, same body as ctx-pg"),
     ("commit-pg", "commit_play_turn, PostgreSQL"),
     ("pgbench-turn", "pgbench, the turn's transaction"),
-    ("pgbench-request", "pgbench, the request's SQL (auth + read + transaction)"),
+    (
+        "pgbench-request",
+        "pgbench, the commit request's SQL (auth + read + transaction)",
+    ),
+    (
+        "pgbench-context",
+        "pgbench, get_play_context's SQL (5 reads)",
+    ),
 ];
 
 fn f(v: &Value) -> f64 {
@@ -31,7 +38,8 @@ fn f(v: &Value) -> f64 {
 }
 
 fn num(v: &Value, digits: usize) -> String {
-    v.as_f64().map_or_else(|| "–".into(), |x| format!("{x:.digits$}"))
+    v.as_f64()
+        .map_or_else(|| "–".into(), |x| format!("{x:.digits$}"))
 }
 
 fn mark(ok: bool) -> &'static str {
@@ -47,8 +55,11 @@ fn load(dir: &PathBuf) -> anyhow::Result<BTreeMap<String, Value>> {
             continue;
         }
         let text = std::fs::read_to_string(&path)?;
-        let Some(line) = text.lines().rev().find(|l| l.trim_start().starts_with('{')) else { continue };
-        let v: Value = serde_json::from_str(line).with_context(|| format!("parsing {}", path.display()))?;
+        let Some(line) = text.lines().rev().find(|l| l.trim_start().starts_with('{')) else {
+            continue;
+        };
+        let v: Value =
+            serde_json::from_str(line).with_context(|| format!("parsing {}", path.display()))?;
         if let Some(name) = v["name"].as_str().filter(|n| !n.is_empty()) {
             out.insert(name.to_owned(), v);
         }
@@ -59,32 +70,66 @@ fn load(dir: &PathBuf) -> anyhow::Result<BTreeMap<String, Value>> {
 /// Prints the tables.
 pub fn print(args: &TableArgs) -> anyhow::Result<()> {
     let results = load(&args.dir)?;
-    let mut clients: Vec<u64> = results.values().filter_map(|v| v["clients"].as_u64()).collect();
+    let mut clients: Vec<u64> = results
+        .values()
+        .filter_map(|v| v["clients"].as_u64())
+        .collect();
     clients.sort_unstable();
     clients.dedup();
     let get = |prefix: &str, c: u64| results.get(&format!("{prefix}-{c}"));
 
-    println!("| Run | Clients | req/s | p50 ms | p99 ms | max ms | p99/p50 | errors | response B | server CPU % | postgres CPU % | loadgen CPU % | machine busy % | server peak RSS MB |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| Run | Clients | req/s | p50 ms | p99 ms | max ms | p99/p50 | errors | response B | server CPU % | postgres CPU % | client CPU % | others' CPU % | machine busy % | server peak RSS MB |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (prefix, label) in ORDER {
         for &c in &clients {
             let Some(r) = get(prefix, c) else { continue };
             let l = &r["latency"];
             let cpu = &r["cpu"];
-            let rss = r["rss"]["peak_kb"].as_f64().map_or_else(|| "–".into(), |kb| format!("{:.1}", kb / 1024.0));
+            let rss = r["rss"]["peak_kb"]
+                .as_f64()
+                .map_or_else(|| "–".into(), |kb| format!("{:.1}", kb / 1024.0));
             println!(
-                "| {label} | {c} | {} | {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {rss} |",
+                "| {label} | {c} | {} | {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {rss} |",
                 num(&r["rps"], 0),
                 num(&l["p50_ms"], 2),
                 num(&l["p99_ms"], 2),
                 num(&l["max_ms"], 2),
                 f(&l["p99_ms"]) / f(&l["p50_ms"]),
                 r["errors"].as_u64().unwrap_or(0),
-                r["response_bytes"].as_u64().map_or_else(|| "–".into(), |b| b.to_string()),
+                r["response_bytes"]
+                    .as_u64()
+                    .map_or_else(|| "–".into(), |b| b.to_string()),
                 num(&cpu["server"]["pct"], 0),
                 num(&cpu["named"]["postgres"]["pct"], 0),
                 num(&cpu["loadgen"]["pct"], 0),
+                num(&cpu["others_pct"], 0),
                 num(&cpu["machine_busy_pct"], 0),
+            );
+        }
+    }
+
+    println!();
+    println!("CPU time per request (µs; pgbench's own CPU in the client column):");
+    println!();
+    println!("| Run | Clients | server | postgres | client | all three |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (prefix, label) in ORDER {
+        for &c in &clients {
+            let Some(r) = get(prefix, c) else { continue };
+            let cpu = &r["cpu"];
+            let parts = [
+                &cpu["server"]["us_per_request"],
+                &cpu["named"]["postgres"]["us_per_request"],
+                &cpu["loadgen"]["us_per_request"],
+            ];
+            let total: f64 = parts.iter().filter_map(|v| v.as_f64()).sum();
+            println!(
+                "| {label} | {c} | {} | {} | {} | {total:.0} |",
+                num(parts[0], 0),
+                num(parts[1], 0),
+                num(parts[2], 0)
             );
         }
     }
@@ -94,33 +139,67 @@ pub fn print(args: &TableArgs) -> anyhow::Result<()> {
     println!("|---|---:|---:|---:|---:|---:|---|");
     for &c in &clients {
         for (backend, name) in [("sqlite", "SQLite"), ("pg", "PostgreSQL")] {
-            if let (Some(s), Some(b)) = (get(&format!("ctx-{backend}"), c), get(&format!("base-{backend}"), c)) {
+            if let (Some(s), Some(b)) = (
+                get(&format!("ctx-{backend}"), c),
+                get(&format!("base-{backend}"), c),
+            ) {
                 let ratio = f(&s["rps"]) / f(&b["rps"]);
                 println!(
                     "| get_play_context on {name} vs bare axum ({} B body) | {c} | {} req/s | {} req/s | {ratio:.2} | ≥ 0.50 | {} |",
-                    b["response_bytes"], num(&s["rps"], 0), num(&b["rps"], 0), mark(ratio >= 0.5)
+                    b["response_bytes"],
+                    num(&s["rps"], 0),
+                    num(&b["rps"], 0),
+                    mark(ratio >= 0.5)
                 );
             }
         }
     }
     for &c in &clients {
-        let Some(s) = get("commit-pg", c) else { continue };
+        if let (Some(s), Some(p)) = (get("ctx-pg", c), get("pgbench-context", c)) {
+            let ratio = f(&s["rps"]) / f(&p["rps"]);
+            println!(
+                "| get_play_context on PostgreSQL vs pgbench (its 5 reads; informative) | {c} | {} req/s | {} tx/s | {ratio:.2} | – | – |",
+                num(&s["rps"], 0),
+                num(&p["rps"], 0)
+            );
+        }
+    }
+    for &c in &clients {
+        let Some(s) = get("commit-pg", c) else {
+            continue;
+        };
         if let Some(p) = get("pgbench-turn", c) {
             let ratio = f(&s["rps"]) / f(&p["rps"]);
-            println!("| commit_play_turn on PostgreSQL vs pgbench (same transaction) | {c} | {} req/s | {} tx/s | {ratio:.2} | ≥ 0.70 | {} |", num(&s["rps"], 0), num(&p["rps"], 0), mark(ratio >= 0.7));
+            println!(
+                "| commit_play_turn on PostgreSQL vs pgbench (same transaction) | {c} | {} req/s | {} tx/s | {ratio:.2} | ≥ 0.70 | {} |",
+                num(&s["rps"], 0),
+                num(&p["rps"], 0),
+                mark(ratio >= 0.7)
+            );
         }
         if let Some(p) = get("pgbench-request", c) {
             let ratio = f(&s["rps"]) / f(&p["rps"]);
-            println!("| commit_play_turn vs pgbench (the request's whole SQL; informative) | {c} | {} req/s | {} tx/s | {ratio:.2} | – | – |", num(&s["rps"], 0), num(&p["rps"], 0));
+            println!(
+                "| commit_play_turn vs pgbench (the request's whole SQL; informative) | {c} | {} req/s | {} tx/s | {ratio:.2} | – | – |",
+                num(&s["rps"], 0),
+                num(&p["rps"], 0)
+            );
         }
         let (p50, p99) = (f(&s["latency"]["p50_ms"]), f(&s["latency"]["p99_ms"]));
-        println!("| commit_play_turn p99 ≤ 4 × p50 | {c} | p99 {p99:.2} ms | p50 {p50:.2} ms | {:.2} | ≤ 4 | {} |", p99 / p50, mark(p99 <= 4.0 * p50));
+        println!(
+            "| commit_play_turn p99 ≤ 4 × p50 | {c} | p99 {p99:.2} ms | p50 {p50:.2} ms | {:.2} | ≤ 4 | {} |",
+            p99 / p50,
+            mark(p99 <= 4.0 * p50)
+        );
     }
     if let Some(&top) = clients.last() {
         for prefix in ["ctx-sqlite", "ctx-pg", "commit-pg"] {
             if let Some(kb) = get(prefix, top).and_then(|r| r["rss"]["peak_kb"].as_f64()) {
                 let mb = kb / 1024.0;
-                println!("| server peak RSS during {prefix}-{top} | {top} | {mb:.1} MB | – | – | ≤ 150 MB | {} |", mark(mb <= 150.0));
+                println!(
+                    "| server peak RSS during {prefix}-{top} | {top} | {mb:.1} MB | – | – | ≤ 150 MB | {} |",
+                    mark(mb <= 150.0)
+                );
             }
         }
     }

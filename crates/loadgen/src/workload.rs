@@ -30,17 +30,28 @@ impl Tool {
 /// The play tokens of a tokens file: `sidequest demo --json` output (`assignments[].token`),
 /// or one token per line.
 pub fn tokens(path: &Path) -> anyhow::Result<Vec<String>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     if let Ok(value) = serde_json::from_str::<Value>(&text) {
         let Some(list) = value.get("assignments").and_then(Value::as_array) else {
             bail!("{}: JSON without an `assignments` array", path.display());
         };
         return list
             .iter()
-            .map(|a| a.get("token").and_then(Value::as_str).map(str::to_owned).context("an assignment without a token"))
+            .map(|a| {
+                a.get("token")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .context("an assignment without a token")
+            })
             .collect();
     }
-    Ok(text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_owned).collect())
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect())
 }
 
 /// A `tools/call` request body.
@@ -67,9 +78,20 @@ fn sized(text: &str, chars: usize) -> String {
 impl TurnTexts {
     pub fn new(client: usize, scene: &str) -> Self {
         Self {
-            action: sized(&format!("Client {client}: Arin walks the pier at low tide, asking the net-menders about the dark lighthouse. "), 200),
-            narration: sized("The fog thins for a moment. Mira looks up from her nets, studies Arin, and points at the shuttered harbormaster's office without a word. ", 600),
-            memory: sized("## Arin's notes\n- Mira searches the pier each morning for her brother.\n- The lighthouse has been dark for three weeks.\n- The harbormaster avoids questions about the tide tables.\n", 2048),
+            action: sized(
+                &format!(
+                    "Client {client}: Arin walks the pier at low tide, asking the net-menders about the dark lighthouse. "
+                ),
+                200,
+            ),
+            narration: sized(
+                "The fog thins for a moment. Mira looks up from her nets, studies Arin, and points at the shuttered harbormaster's office without a word. ",
+                600,
+            ),
+            memory: sized(
+                "## Arin's notes\n- Mira searches the pier each morning for her brother.\n- The lighthouse has been dark for three weeks.\n- The harbormaster avoids questions about the tide tables.\n",
+                2048,
+            ),
             consequences: json!([
                 {"category": "relationship", "description": sized("Mira now trusts Arin enough to share what she saw on the night her brother vanished. ", 150)},
                 {"category": "discovery", "description": sized("Arin learned that the harbormaster's office keeps a second, hidden set of tide tables. ", 150)},
@@ -129,9 +151,21 @@ pub fn check(status: u16, body: &[u8]) -> Result<Success, String> {
         return Err(format!("HTTP {status}: {}", brief()));
     }
     match serde_json::from_slice::<Envelope>(body) {
-        Ok(Envelope { result: Some(r), error: None }) if !r.is_error => Ok(Success { version: r.structured.and_then(|s| s.version) }),
-        Ok(Envelope { result: Some(_), error: None }) => {
-            let text = serde_json::from_slice::<Value>(body).ok().and_then(|v| v["result"]["content"][0]["text"].as_str().map(str::to_owned));
+        Ok(Envelope {
+            result: Some(r),
+            error: None,
+        }) if !r.is_error => Ok(Success {
+            version: r.structured.and_then(|s| s.version),
+        }),
+        Ok(Envelope {
+            result: Some(_),
+            error: None,
+        }) => {
+            let text = serde_json::from_slice::<Value>(body).ok().and_then(|v| {
+                v["result"]["content"][0]["text"]
+                    .as_str()
+                    .map(str::to_owned)
+            });
             Err(format!("isError: {}", text.unwrap_or_else(brief)))
         }
         Ok(_) => Err(format!("JSON-RPC error: {}", brief())),
@@ -150,23 +184,46 @@ mod tests {
         let args = &body["params"]["arguments"];
         assert_eq!(args["player_action"].as_str().unwrap().chars().count(), 200);
         assert_eq!(args["narration"].as_str().unwrap().chars().count(), 600);
-        assert_eq!(args["memory_markdown"].as_str().unwrap().chars().count(), 2048);
+        assert_eq!(
+            args["memory_markdown"].as_str().unwrap().chars().count(),
+            2048
+        );
         assert_eq!(args["consequences"].as_array().unwrap().len(), 2);
         assert_eq!(args["expected_version"], 7);
         let second: Value = serde_json::from_slice(&t.commit(7)).unwrap();
-        assert_ne!(second["params"]["arguments"]["operation_id"], args["operation_id"]);
+        assert_ne!(
+            second["params"]["arguments"]["operation_id"],
+            args["operation_id"]
+        );
     }
 
     #[test]
     fn check_accepts_results_and_rejects_every_failure_shape() {
         let ok = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{}"}],"structuredContent":{"version":4,"x":[1]},"isError":false}}"#;
         assert_eq!(check(200, ok), Ok(Success { version: Some(4) }));
-        assert_eq!(check(200, crate::baseline::body(500).as_bytes()), Ok(Success { version: None }));
+        assert_eq!(
+            check(200, crate::baseline::body(500).as_bytes()),
+            Ok(Success { version: None })
+        );
         let tool_error = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"409: Version conflict"}],"isError":true}}"#;
-        assert_eq!(check(200, tool_error), Err("isError: 409: Version conflict".into()));
-        assert!(check(200, br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x"}}"#).unwrap_err().starts_with("JSON-RPC error"));
+        assert_eq!(
+            check(200, tool_error),
+            Err("isError: 409: Version conflict".into())
+        );
+        assert!(
+            check(
+                200,
+                br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x"}}"#
+            )
+            .unwrap_err()
+            .starts_with("JSON-RPC error")
+        );
         assert!(check(429, b"{}").unwrap_err().starts_with("HTTP 429"));
-        assert!(check(200, b"not json").unwrap_err().starts_with("unreadable"));
+        assert!(
+            check(200, b"not json")
+                .unwrap_err()
+                .starts_with("unreadable")
+        );
     }
 
     #[test]
@@ -174,7 +231,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("loadgen-tokens-{}", Uuid::new_v4()));
         std::fs::create_dir_all(&dir).unwrap();
         let json_file = dir.join("demo.json");
-        std::fs::write(&json_file, r#"{"assignments":[{"id":"a","token":"sq_play_1"},{"id":"b","token":"sq_play_2"}]}"#).unwrap();
+        std::fs::write(
+            &json_file,
+            r#"{"assignments":[{"id":"a","token":"sq_play_1"},{"id":"b","token":"sq_play_2"}]}"#,
+        )
+        .unwrap();
         assert_eq!(tokens(&json_file).unwrap(), ["sq_play_1", "sq_play_2"]);
         let lines = dir.join("tokens.txt");
         std::fs::write(&lines, "t1\n\n t2 \n").unwrap();
