@@ -166,8 +166,17 @@ impl CampaignService {
     }
 
     /// The assignment and the actor's role on it; anyone else gets `NotFound`.
-    pub async fn visible(&self, actor: &User, id: Uuid) -> Result<(Assignment, Role), CampaignError> {
-        let a = self.play.store.assignment(id).await?.ok_or(CampaignError::NotFound)?;
+    pub async fn visible(
+        &self,
+        actor: &User,
+        id: Uuid,
+    ) -> Result<(Assignment, Role), CampaignError> {
+        let a = self
+            .play
+            .store
+            .assignment(id)
+            .await?
+            .ok_or(CampaignError::NotFound)?;
         if a.gm_id == actor.id {
             Ok((a, Role::Gm))
         } else if a.player_id == actor.id {
@@ -181,7 +190,9 @@ impl CampaignService {
     async fn as_gm(&self, actor: &User, id: Uuid) -> Result<Assignment, CampaignError> {
         match self.visible(actor, id).await? {
             (a, Role::Gm) => Ok(a),
-            (_, Role::Player) => Err(CampaignError::Forbidden("only the assignment's GM may do this".into())),
+            (_, Role::Player) => Err(CampaignError::Forbidden(
+                "only the assignment's GM may do this".into(),
+            )),
         }
     }
 
@@ -198,9 +209,15 @@ impl CampaignService {
 
     /// Creates an assignment (only the scenario's owner); identical retries return it again.
     /// Returns the assignment and whether it was created now.
-    pub async fn create(&self, actor: &User, input: &CreateAssignment) -> Result<(Value, bool), CampaignError> {
+    pub async fn create(
+        &self,
+        actor: &User,
+        input: &CreateAssignment,
+    ) -> Result<(Value, bool), CampaignError> {
         if !actor.is_gm {
-            return Err(CampaignError::Forbidden("only game masters create assignments".into()));
+            return Err(CampaignError::Forbidden(
+                "only game masters create assignments".into(),
+            ));
         }
         let texts = input.check_texts();
         let scenario = match self.play.store.scenario(input.scenario_id).await? {
@@ -212,15 +229,35 @@ impl CampaignService {
             }
         };
         let nodes = if (1..=scenario.version).contains(&input.source_version) {
-            self.play.store.nodes(scenario.id, input.source_version).await?
+            self.play
+                .store
+                .nodes(scenario.id, input.source_version)
+                .await?
         } else {
             Vec::new()
         };
-        let player = self.play.store.user_by_username(&input.player_username).await?;
-        let assignment = input.build(actor, &scenario, &nodes, player.as_ref(), self.now()).map_err(CampaignError::Invalid)?;
-        match self.play.store.create_assignment_once(&assignment, &input.creation_hash()).await? {
-            CreateOutcome::Created => Ok((assignment_json(&assignment, Role::Gm, Some(&scenario.title)), true)),
-            CreateOutcome::Existing(existing) => Ok((assignment_json(&existing, Role::Gm, Some(&scenario.title)), false)),
+        let player = self
+            .play
+            .store
+            .user_by_username(&input.player_username)
+            .await?;
+        let assignment = input
+            .build(actor, &scenario, &nodes, player.as_ref(), self.now())
+            .map_err(CampaignError::Invalid)?;
+        match self
+            .play
+            .store
+            .create_assignment_once(&assignment, &input.creation_hash())
+            .await?
+        {
+            CreateOutcome::Created => Ok((
+                assignment_json(&assignment, Role::Gm, Some(&scenario.title)),
+                true,
+            )),
+            CreateOutcome::Existing(existing) => Ok((
+                assignment_json(&existing, Role::Gm, Some(&scenario.title)),
+                false,
+            )),
             CreateOutcome::Conflict => Err(CampaignError::Conflict(format!(
                 "Assignment {} already exists with different content; use a new id to create another.",
                 input.id
@@ -231,7 +268,12 @@ impl CampaignService {
     /// One assignment; GM notes only for its GM.
     pub async fn get(&self, actor: &User, id: Uuid) -> Result<Value, CampaignError> {
         let (a, role) = self.visible(actor, id).await?;
-        let title = self.play.store.scenario(a.scenario_id).await?.map(|s| s.title);
+        let title = self
+            .play
+            .store
+            .scenario(a.scenario_id)
+            .await?
+            .map(|s| s.title);
         let pending = self.play.store.pending_count(a.id).await?;
         let mut v = assignment_json(&a, role, title.as_deref());
         v["pending_consequences"] = json!(pending);
@@ -242,7 +284,9 @@ impl CampaignService {
     pub async fn generate_token(&self, actor: &User, id: Uuid) -> Result<Value, CampaignError> {
         let (a, _) = self.visible(actor, id).await?;
         let (plaintext, expires_at) = self.play.issue_token(a.id).await?;
-        Ok(json!({"assignment_id": a.id, "token": plaintext, "expires_at": expires_at, "mcp_path": "/play/mcp"}))
+        Ok(
+            json!({"assignment_id": a.id, "token": plaintext, "expires_at": expires_at, "mcp_path": "/play/mcp"}),
+        )
     }
 
     /// Revokes the assignment's play token (the GM or the player).
@@ -253,10 +297,20 @@ impl CampaignService {
     }
 
     /// A journal page, filtered by role (the GM also sees review events and GM-private text).
-    pub async fn journal(&self, actor: &User, id: Uuid, offset: i64, limit: i64) -> Result<Value, CampaignError> {
+    pub async fn journal(
+        &self,
+        actor: &User,
+        id: Uuid,
+        offset: i64,
+        limit: i64,
+    ) -> Result<Value, CampaignError> {
         let (a, role) = self.visible(actor, id).await?;
         let player_view = role == Role::Player;
-        let (total, entries) = self.play.store.journal_page(a.id, player_view, offset, limit).await?;
+        let (total, entries) = self
+            .play
+            .store
+            .journal_page(a.id, player_view, offset, limit)
+            .await?;
         Ok(json!({
             "total": total,
             "offset": offset,
@@ -286,7 +340,12 @@ impl CampaignService {
     }
 
     /// The GM's review: one versioned, retry-safe transaction.
-    pub async fn review(&self, actor: &User, id: Uuid, args: ReviewArgs) -> Result<Value, CampaignError> {
+    pub async fn review(
+        &self,
+        actor: &User,
+        id: Uuid,
+        args: ReviewArgs,
+    ) -> Result<Value, CampaignError> {
         let a = self.as_gm(actor, id).await?;
         args.validate()?;
         let hash = args.normalized_hash();
@@ -295,14 +354,24 @@ impl CampaignService {
         let applied = self
             .play
             .store
-            .apply(a.id, args.operation_id, Load::consequences(&ids), Box::new(move |state| review::decide_review(state, &args, &hash, now)))
+            .apply(
+                a.id,
+                args.operation_id,
+                Load::consequences(&ids),
+                Box::new(move |state| review::decide_review(state, &args, &hash, now)),
+            )
             .await
             .map_err(ServiceError::from)?;
         Ok(crate::service::receipt_result(applied))
     }
 
     /// The Markdown report, GM-only material filtered by role.
-    pub async fn report(&self, actor: &User, id: Uuid, language: Language) -> Result<String, CampaignError> {
+    pub async fn report(
+        &self,
+        actor: &User,
+        id: Uuid,
+        language: Language,
+    ) -> Result<String, CampaignError> {
         let (a, role) = self.visible(actor, id).await?;
         let store = &self.play.store;
         let scenario = store.scenario(a.scenario_id).await?;
@@ -318,13 +387,27 @@ impl CampaignService {
             events: &events,
             consequences: &consequences,
         };
-        Ok(report::render(&input, language, if role == Role::Gm { Reader::Gm } else { Reader::Player }))
+        Ok(report::render(
+            &input,
+            language,
+            if role == Role::Gm {
+                Reader::Gm
+            } else {
+                Reader::Player
+            },
+        ))
     }
 
     // ---- scenarios ----
 
     fn require_gm(actor: &User) -> Result<(), CampaignError> {
-        if actor.is_gm { Ok(()) } else { Err(CampaignError::Forbidden("only game masters author scenarios".into())) }
+        if actor.is_gm {
+            Ok(())
+        } else {
+            Err(CampaignError::Forbidden(
+                "only game masters author scenarios".into(),
+            ))
+        }
     }
 
     async fn own_scenario(&self, actor: &User, id: Uuid) -> Result<Scenario, CampaignError> {
@@ -339,7 +422,9 @@ impl CampaignService {
     pub async fn scenarios(&self, actor: &User) -> Result<Value, CampaignError> {
         Self::require_gm(actor)?;
         let list = self.play.store.scenarios_of(actor.id).await?;
-        Ok(json!({"items": list.iter().map(|s| json!({"id": s.id, "title": s.title, "version": s.version, "created_at": s.created_at})).collect::<Vec<_>>()}))
+        Ok(
+            json!({"items": list.iter().map(|s| json!({"id": s.id, "title": s.title, "version": s.version, "created_at": s.created_at})).collect::<Vec<_>>()}),
+        )
     }
 
     /// Creates an empty scenario (no published version yet).
@@ -348,7 +433,11 @@ impl CampaignService {
         let mut e = FieldErrors::new();
         e.text("title", title, 1, TITLE_CHARS);
         e.into_result().map_err(CampaignError::Invalid)?;
-        let s = self.play.store.create_draft_scenario(self.play.random.uuid(), actor.id, title, self.now()).await?;
+        let s = self
+            .play
+            .store
+            .create_draft_scenario(self.play.random.uuid(), actor.id, title, self.now())
+            .await?;
         Ok(json!({"id": s.id, "title": s.title, "version": s.version, "created_at": s.created_at}))
     }
 
@@ -356,7 +445,11 @@ impl CampaignService {
     pub async fn scenario(&self, actor: &User, id: Uuid) -> Result<Value, CampaignError> {
         let s = self.own_scenario(actor, id).await?;
         let draft = self.play.store.draft_nodes(s.id).await?;
-        let published = if s.version > 0 { self.play.store.nodes(s.id, s.version).await? } else { Vec::new() };
+        let published = if s.version > 0 {
+            self.play.store.nodes(s.id, s.version).await?
+        } else {
+            Vec::new()
+        };
         Ok(json!({
             "id": s.id, "title": s.title, "version": s.version, "created_at": s.created_at,
             "draft_nodes": draft.iter().map(node_json).collect::<Vec<_>>(),
@@ -365,11 +458,20 @@ impl CampaignService {
     }
 
     /// Creates or replaces a draft node.
-    pub async fn put_node(&self, actor: &User, scenario_id: Uuid, node_id: &str, input: &NodeInput) -> Result<Value, CampaignError> {
+    pub async fn put_node(
+        &self,
+        actor: &User,
+        scenario_id: Uuid,
+        node_id: &str,
+        input: &NodeInput,
+    ) -> Result<Value, CampaignError> {
         let s = self.own_scenario(actor, scenario_id).await?;
         let mut e = FieldErrors::new();
         if !is_slug(node_id) {
-            e.add("id", "must be 1–64 characters of a-z, 0-9, '_' or '-', starting with a letter or digit");
+            e.add(
+                "id",
+                "must be 1–64 characters of a-z, 0-9, '_' or '-', starting with a letter or digit",
+            );
         }
         if !NODE_KINDS.contains(&input.kind.as_str()) {
             e.add("kind", format!("must be one of {}", NODE_KINDS.join(", ")));
@@ -391,9 +493,18 @@ impl CampaignService {
     }
 
     /// Deletes a draft node.
-    pub async fn delete_node(&self, actor: &User, scenario_id: Uuid, node_id: &str) -> Result<Value, CampaignError> {
+    pub async fn delete_node(
+        &self,
+        actor: &User,
+        scenario_id: Uuid,
+        node_id: &str,
+    ) -> Result<Value, CampaignError> {
         let s = self.own_scenario(actor, scenario_id).await?;
-        if self.play.store.delete_draft_node(s.id, node_id).await? { Ok(json!({"deleted": node_id})) } else { Err(CampaignError::NotFound) }
+        if self.play.store.delete_draft_node(s.id, node_id).await? {
+            Ok(json!({"deleted": node_id}))
+        } else {
+            Err(CampaignError::NotFound)
+        }
     }
 
     /// Freezes the draft as a new source version.
@@ -434,7 +545,11 @@ impl CampaignService {
     // ---- author tokens ----
 
     /// Generates an author personal token for the actor; the plaintext is returned once.
-    pub async fn create_author_token(&self, actor: &User, name: &str) -> Result<Value, CampaignError> {
+    pub async fn create_author_token(
+        &self,
+        actor: &User,
+        name: &str,
+    ) -> Result<Value, CampaignError> {
         Self::require_gm(actor)?;
         let mut e = FieldErrors::new();
         e.text("name", name, 1, 100);
@@ -447,9 +562,18 @@ impl CampaignService {
         let expires_at = now + token::AUTHOR_TOKEN_TTL_MS;
         self.play
             .store
-            .create_author_token(&NewAuthorToken { id, user_id: actor.id, name: name.to_owned(), digest: token::digest(&plaintext), created_at: now, expires_at })
+            .create_author_token(&NewAuthorToken {
+                id,
+                user_id: actor.id,
+                name: name.to_owned(),
+                digest: token::digest(&plaintext),
+                created_at: now,
+                expires_at,
+            })
             .await?;
-        Ok(json!({"id": id, "name": name, "token": plaintext, "expires_at": expires_at, "mcp_path": "/mcp"}))
+        Ok(
+            json!({"id": id, "name": name, "token": plaintext, "expires_at": expires_at, "mcp_path": "/mcp"}),
+        )
     }
 
     /// The actor's author tokens (never the tokens themselves).
@@ -458,24 +582,52 @@ impl CampaignService {
     }
 
     /// Revokes one of the actor's author tokens.
-    pub async fn revoke_author_token(&self, actor: &User, id: Uuid) -> Result<Value, CampaignError> {
-        if self.play.store.revoke_author_token(actor.id, id, self.now()).await? { Ok(json!({"revoked": id})) } else { Err(CampaignError::NotFound) }
+    pub async fn revoke_author_token(
+        &self,
+        actor: &User,
+        id: Uuid,
+    ) -> Result<Value, CampaignError> {
+        if self
+            .play
+            .store
+            .revoke_author_token(actor.id, id, self.now())
+            .await?
+        {
+            Ok(json!({"revoked": id}))
+        } else {
+            Err(CampaignError::NotFound)
+        }
     }
 
     // ---- wiki ----
 
     pub async fn wiki_list(&self, actor: &User) -> Result<Value, CampaignError> {
         let pages = self.play.store.wiki_pages(actor.id).await?;
-        Ok(json!({"pages": pages.iter().map(|p| json!({"slug": p.slug, "title": p.title, "version": p.version, "updated_at": p.updated_at})).collect::<Vec<_>>()}))
+        Ok(
+            json!({"pages": pages.iter().map(|p| json!({"slug": p.slug, "title": p.title, "version": p.version, "updated_at": p.updated_at})).collect::<Vec<_>>()}),
+        )
     }
 
     pub async fn wiki_read(&self, actor: &User, slug: &str) -> Result<WikiPage, CampaignError> {
-        self.play.store.wiki_page(actor.id, slug).await?.ok_or(CampaignError::NotFound)
+        self.play
+            .store
+            .wiki_page(actor.id, slug)
+            .await?
+            .ok_or(CampaignError::NotFound)
     }
 
-    pub async fn wiki_write(&self, actor: &User, write: &WikiWrite) -> Result<WikiPage, CampaignError> {
+    pub async fn wiki_write(
+        &self,
+        actor: &User,
+        write: &WikiWrite,
+    ) -> Result<WikiPage, CampaignError> {
         write.validate().map_err(CampaignError::Invalid)?;
-        match self.play.store.write_wiki_page(actor.id, write, self.now()).await? {
+        match self
+            .play
+            .store
+            .write_wiki_page(actor.id, write, self.now())
+            .await?
+        {
             WikiWriteOutcome::Written(p) => Ok(p),
             WikiWriteOutcome::Conflict { current } => Err(CampaignError::Conflict(format!(
                 "Wiki page {} is at version {current}, not {}. Read it again and merge.",
@@ -489,11 +641,21 @@ impl CampaignService {
         e.text("query", query, 1, wiki::QUERY_CHARS);
         e.into_result().map_err(CampaignError::Invalid)?;
         let pages = self.play.store.wiki_pages(actor.id).await?;
-        Ok(json!({"hits": wiki::search(&pages, query).into_iter().map(|(p, ex)| json!({"slug": p.slug, "title": p.title, "version": p.version, "excerpt": ex})).collect::<Vec<_>>()}))
+        Ok(
+            json!({"hits": wiki::search(&pages, query).into_iter().map(|(p, ex)| json!({"slug": p.slug, "title": p.title, "version": p.version, "excerpt": ex})).collect::<Vec<_>>()}),
+        )
     }
 
-    pub async fn wiki_history(&self, actor: &User, slug: &str) -> Result<Vec<WikiPage>, CampaignError> {
+    pub async fn wiki_history(
+        &self,
+        actor: &User,
+        slug: &str,
+    ) -> Result<Vec<WikiPage>, CampaignError> {
         let h = self.play.store.wiki_history(actor.id, slug).await?;
-        if h.is_empty() { Err(CampaignError::NotFound) } else { Ok(h) }
+        if h.is_empty() {
+            Err(CampaignError::NotFound)
+        } else {
+            Ok(h)
+        }
     }
 }

@@ -291,12 +291,14 @@ impl PlayService {
     pub async fn commit_turn(
         &self,
         assignment_id: Uuid,
+        source: (Uuid, i64),
         args: TurnArgs,
     ) -> Result<Value, ServiceError> {
         args.validate()?;
-        let a = self.assignment(assignment_id).await?;
-        let nodes = self.nodes(a.scenario_id, a.source_version).await?;
-        let scene_ok = play::is_playable_scene(&a, &nodes, &args.current_scene);
+        // The nodes of the assignment's (immutable) source version come from the cache; the
+        // scene is checked against the row locked inside the transaction, so a turn reads
+        // the assignment once.
+        let nodes = self.nodes(source.0, source.1).await?;
         let hash = args.normalized_hash();
         let ids: Vec<Uuid> = args
             .consequences
@@ -311,7 +313,12 @@ impl PlayService {
                 assignment_id,
                 operation_id,
                 Load::NOTHING,
-                Box::new(move |state| play::decide_turn(state, &args, &hash, scene_ok, &ids, now)),
+                Box::new(move |state| {
+                    let a = state.assignment;
+                    let scene_ok = (a.scenario_id, a.source_version) == source
+                        && play::is_playable_scene(a, &nodes, &args.current_scene);
+                    play::decide_turn(state, &args, &hash, scene_ok, &ids, now)
+                }),
             )
             .await?;
         Ok(receipt_result(applied))

@@ -31,7 +31,12 @@ pub async fn open_sqlite(url: &str, settings: &PoolSettings) -> Result<SqlitePoo
         .journal_mode(SqliteJournalMode::Wal)
         .foreign_keys(true)
         .busy_timeout(settings.statement_timeout);
-    let pool = SqlitePoolOptions::new().acquire_timeout(settings.acquire_timeout);
+    // No liveness ping when a connection leaves the pool: it costs a round trip per statement,
+    // and a dead connection fails its first statement anyway (the caller answers 503, sqlx
+    // drops the connection).
+    let pool = SqlitePoolOptions::new()
+        .test_before_acquire(false)
+        .acquire_timeout(settings.acquire_timeout);
     let pool = if is_memory(url) {
         // The database lives as long as its connection: keep exactly one, forever.
         pool.max_connections(1)
@@ -52,6 +57,7 @@ pub async fn open_postgres(url: &str, settings: &PoolSettings) -> Result<PgPool,
         ("lock_timeout", millis(settings.lock_timeout)),
     ]);
     Ok(PgPoolOptions::new()
+        .test_before_acquire(false)
         .max_connections(settings.max_connections.max(1))
         .acquire_timeout(settings.acquire_timeout)
         .connect_with(connect)

@@ -183,7 +183,6 @@ async fn two_doors_on_one_redis_share_the_rate() {
     );
 }
 
-
 #[tokio::test]
 async fn redis_going_away_makes_the_door_answer_503() {
     let Some(url) = redis_url("redis_going_away_makes_the_door_answer_503") else {

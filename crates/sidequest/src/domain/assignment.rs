@@ -71,10 +71,18 @@ impl CreateAssignment {
         e.text("brief", &self.brief, 1, bounds::BRIEF);
         e.text("instructions", &self.instructions, 0, bounds::INSTRUCTIONS);
         e.text("boundaries", &self.boundaries, 1, bounds::BOUNDARIES);
-        e.text("return_condition", &self.return_condition, 1, bounds::RETURN_CONDITION);
+        e.text(
+            "return_condition",
+            &self.return_condition,
+            1,
+            bounds::RETURN_CONDITION,
+        );
         e.text("gm_notes", &self.gm_notes, 0, bounds::GM_NOTES);
         if self.published_node_ids.len() > bounds::PUBLISHED_NODES {
-            e.add("published_node_ids", format!("at most {} nodes", bounds::PUBLISHED_NODES));
+            e.add(
+                "published_node_ids",
+                format!("at most {} nodes", bounds::PUBLISHED_NODES),
+            );
         }
         e
     }
@@ -91,23 +99,39 @@ impl CreateAssignment {
     ) -> Result<Assignment, FieldErrors> {
         let mut e = self.check_texts();
         if self.source_version < 1 || self.source_version > scenario.version {
-            e.add("source_version", format!("must be a published version of the scenario (1–{})", scenario.version));
+            e.add(
+                "source_version",
+                format!(
+                    "must be a published version of the scenario (1–{})",
+                    scenario.version
+                ),
+            );
         }
         let mut seen = Vec::new();
         for id in &self.published_node_ids {
             if seen.contains(&id) {
                 e.add("published_node_ids", format!("{id} is listed twice"));
             } else if !nodes.iter().any(|n| &n.id == id && n.published) {
-                e.add("published_node_ids", format!("{id} is not a published node of source version {}", self.source_version));
+                e.add(
+                    "published_node_ids",
+                    format!(
+                        "{id} is not a published node of source version {}",
+                        self.source_version
+                    ),
+                );
             }
             seen.push(id);
         }
-        let start = self
-            .published_node_ids
-            .iter()
-            .find(|id| nodes.iter().any(|n| &n.id == *id && n.published && n.kind == "scene"));
+        let start = self.published_node_ids.iter().find(|id| {
+            nodes
+                .iter()
+                .any(|n| &n.id == *id && n.published && n.kind == "scene")
+        });
         if start.is_none() && !e.0.contains_key("published_node_ids") {
-            e.add("published_node_ids", "must include at least one published scene");
+            e.add(
+                "published_node_ids",
+                "must include at least one published scene",
+            );
         }
         match player {
             None => e.add("player_username", "no such user"),

@@ -12,7 +12,9 @@ impl FieldErrors {
     }
 
     pub fn add(&mut self, field: &str, message: impl Into<String>) {
-        self.0.entry(field.to_owned()).or_insert_with(|| message.into());
+        self.0
+            .entry(field.to_owned())
+            .or_insert_with(|| message.into());
     }
 
     pub fn is_empty(&self) -> bool {

@@ -6,8 +6,8 @@ pub mod password;
 pub mod play;
 pub mod report;
 pub mod review;
-pub mod wiki;
 pub mod token;
+pub mod wiki;
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -228,4 +228,7 @@ pub struct PlayTokenGrant {
     pub gm_active: bool,
     /// The assignment's language (the door's instructions are written in it).
     pub language: Language,
+    /// The scenario and source version the assignment plays (immutable).
+    pub scenario_id: Uuid,
+    pub source_version: i64,
 }

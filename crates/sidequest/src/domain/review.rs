@@ -55,7 +55,10 @@ impl ReviewArgs {
     pub fn validate(&self) -> Result<(), DomainError> {
         let mut e = Vec::new();
         if self.decisions.is_empty() || self.decisions.len() > MAX_DECISIONS {
-            e.push(format!("/decisions: {} decisions; between 1 and {MAX_DECISIONS} allowed", self.decisions.len()));
+            e.push(format!(
+                "/decisions: {} decisions; between 1 and {MAX_DECISIONS} allowed",
+                self.decisions.len()
+            ));
         }
         for (i, d) in self.decisions.iter().enumerate() {
             if self.decisions[..i].iter().any(|o| o.id == d.id) {
@@ -64,14 +67,20 @@ impl ReviewArgs {
             if let Some(note) = &d.note {
                 let n = note.chars().count();
                 if n > NOTE_CHARS {
-                    e.push(format!("/decisions/{i}/note: {n} characters, at most {NOTE_CHARS} allowed"));
+                    e.push(format!(
+                        "/decisions/{i}/note: {n} characters, at most {NOTE_CHARS} allowed"
+                    ));
                 }
             }
         }
         if self.expected_version < 1 {
             e.push("/expected_version: must be at least 1".into());
         }
-        if e.is_empty() { Ok(()) } else { Err(DomainError::Invalid(e)) }
+        if e.is_empty() {
+            Ok(())
+        } else {
+            Err(DomainError::Invalid(e))
+        }
     }
 
     /// SHA-256 over the canonical arguments (notes trimmed of nothing: exact text counts).
@@ -100,18 +109,32 @@ pub fn decide_review(
     args_hash: &str,
     now: Millis,
 ) -> Result<Decision, DomainError> {
-    if let Some(r) = check_operation(&state, OperationKind::Review, args_hash, args.expected_version, true)? {
+    if let Some(r) = check_operation(
+        &state,
+        OperationKind::Review,
+        args_hash,
+        args.expected_version,
+        true,
+    )? {
         return Ok(Decision::Replay(r));
     }
     let mut invalid = Vec::new();
     let mut decided = Vec::with_capacity(args.decisions.len());
     for (i, d) in args.decisions.iter().enumerate() {
         match state.consequences.iter().find(|c| c.id == d.id) {
-            None => invalid.push(format!("/decisions/{i}/id: {} is not a consequence of this assignment", d.id)),
+            None => invalid.push(format!(
+                "/decisions/{i}/id: {} is not a consequence of this assignment",
+                d.id
+            )),
             Some(c) if c.status != ConsequenceStatus::Pending => {
                 return Err(DomainError::AlreadyDecided(c.id));
             }
-            Some(_) => decided.push(Decided { id: d.id, status: d.decision.status(), note: d.note.clone(), decided_at: now }),
+            Some(_) => decided.push(Decided {
+                id: d.id,
+                status: d.decision.status(),
+                note: d.note.clone(),
+                decided_at: now,
+            }),
         }
     }
     if !invalid.is_empty() {

@@ -21,11 +21,16 @@ pub fn format_author_token(random: [u8; 20]) -> String {
 
 /// Whether `token` has the exact shape of an author token.
 pub fn is_author_token(token: &str) -> bool {
-    token.strip_prefix(AUTHOR_TOKEN_PREFIX).is_some_and(is_hex40)
+    token
+        .strip_prefix(AUTHOR_TOKEN_PREFIX)
+        .is_some_and(is_hex40)
 }
 
 fn is_hex40(rest: &str) -> bool {
-    rest.len() == 40 && rest.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    rest.len() == 40
+        && rest
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// Formats 20 random bytes as a play token.

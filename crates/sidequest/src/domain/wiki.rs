@@ -36,12 +36,18 @@ impl WikiWrite {
     pub fn validate(&self) -> Result<(), FieldErrors> {
         let mut e = FieldErrors::new();
         if !is_slug(&self.slug) {
-            e.add("slug", "must be 1–64 characters of a-z, 0-9, '_' or '-', starting with a letter or digit");
+            e.add(
+                "slug",
+                "must be 1–64 characters of a-z, 0-9, '_' or '-', starting with a letter or digit",
+            );
         }
         e.text("title", &self.title, 1, TITLE_CHARS);
         e.text("body", &self.body, 0, BODY_CHARS);
         if self.expected_version < 0 {
-            e.add("expected_version", "must be 0 (create) or the version you read");
+            e.add(
+                "expected_version",
+                "must be 0 (create) or the version you read",
+            );
         }
         e.into_result()
     }
@@ -52,7 +58,9 @@ impl WikiWrite {
 pub enum WikiWriteOutcome {
     Written(WikiPage),
     /// The page is at `current` (0: it does not exist), not at the expected version.
-    Conflict { current: i64 },
+    Conflict {
+        current: i64,
+    },
 }
 
 /// Search hits: pages whose title or body contains `query` (case-insensitive), best first
@@ -66,7 +74,11 @@ pub fn search(pages: &[WikiPage], query: &str) -> Vec<(WikiPage, String)> {
             (in_title || p.body.to_lowercase().contains(&q)).then_some((in_title, p))
         })
         .collect();
-    hits.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.updated_at.cmp(&a.1.updated_at)).then(a.1.slug.cmp(&b.1.slug)));
+    hits.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then(b.1.updated_at.cmp(&a.1.updated_at))
+            .then(a.1.slug.cmp(&b.1.slug))
+    });
     hits.into_iter()
         .take(SEARCH_HITS)
         .map(|(_, p)| (p.clone(), crate::service::excerpt(&p.body, query, 240).0))

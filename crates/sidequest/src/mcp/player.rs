@@ -27,6 +27,8 @@ pub struct PlayGrant {
     pub assignment_id: Uuid,
     pub player_id: Uuid,
     pub language: Language,
+    /// The scenario and source version the assignment plays.
+    pub source: (Uuid, i64),
 }
 
 /// Accepts only live play tokens of active players and GMs.
@@ -69,6 +71,7 @@ impl Authenticator for PlayAuthenticator {
             assignment_id: grant.assignment_id,
             player_id: grant.player_id,
             language: grant.language,
+            source: (grant.scenario_id, grant.source_version),
         }))
     }
 }
@@ -119,11 +122,14 @@ fn render(outcome: Result<Value, ServiceError>) -> Result<CallToolResult, ToolFa
     }
 }
 
-fn grant(ctx: &CallContext) -> Result<Uuid, ToolFailure> {
+fn play_grant(ctx: &CallContext) -> Result<&PlayGrant, ToolFailure> {
     ctx.principal
         .ext::<PlayGrant>()
-        .map(|g| g.assignment_id)
         .ok_or_else(|| ToolFailure::Internal("player door principal without a play grant".into()))
+}
+
+fn grant(ctx: &CallContext) -> Result<Uuid, ToolFailure> {
+    play_grant(ctx).map(|g| g.assignment_id)
 }
 
 fn parse<T: serde::de::DeserializeOwned>(args: Map<String, Value>) -> Result<T, ServiceError> {
@@ -246,9 +252,9 @@ operation; an identical retry returns the original receipt with replayed: true."
         move |ctx, args| {
             let s = Arc::clone(&s);
             async move {
-                let id = grant(&ctx)?;
+                let (id, source) = play_grant(&ctx).map(|g| (g.assignment_id, g.source))?;
                 match parse::<TurnArgs>(args) {
-                    Ok(a) => render(s.commit_turn(id, a).await),
+                    Ok(a) => render(s.commit_turn(id, source, a).await),
                     Err(e) => render(Err(e)),
                 }
             }

@@ -234,13 +234,15 @@ pub(crate) fn grant(r: &impl Cols) -> Result<PlayTokenGrant, StoreError> {
         player_active: r.flag("player_active")?,
         gm_active: r.flag("gm_active")?,
         language: stored(r.text("language")?, Language::parse, "language")?,
+        scenario_id: r.uuid("scenario_id")?,
+        source_version: r.int("source_version")?,
     })
 }
 
 /// A token joined to its assignment and both users; the same text on both backends.
 pub(crate) const PLAY_TOKEN: &str = "SELECT t.assignment_id, a.player_id, a.gm_id, t.expires_at, \
      (t.revoked_at IS NOT NULL) AS revoked, p.active AS player_active, \
-     g.active AS gm_active, a.language \
+     g.active AS gm_active, a.language, a.scenario_id, a.source_version \
      FROM play_tokens t \
      JOIN assignments a ON a.id = t.assignment_id \
      JOIN users p ON p.id = a.player_id \

@@ -1313,7 +1313,11 @@ async fn reports_by_role_and_language(url: &str) {
         }
         // GM-only material: the GM notes and the review event, which names each decided
         // consequence in the reader's language
-        let decided = if lang == "pl" { "zatwierdzona" } else { "approved" };
+        let decided = if lang == "pl" {
+            "zatwierdzona"
+        } else {
+            "approved"
+        };
         let private = format!("- {decided}: pier finding 0");
         assert!(gm_report.text.contains(GM_SECRET));
         assert!(gm_report.text.contains(&private));

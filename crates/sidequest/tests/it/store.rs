@@ -275,6 +275,8 @@ async fn play_tokens(store: SharedStore) {
         player_active: true,
         gm_active: true,
         language: Language::En,
+        scenario_id: w.assignment.scenario_id,
+        source_version: w.assignment.source_version,
     };
 
     s.issue_play_token(a, "d1", T0, T0 + DAY).await.unwrap();
