@@ -16,6 +16,9 @@ pub enum AdminError {
     Invalid(String),
     #[error("not found: {0}")]
     NotFound(String),
+    /// A tier allowance is used up (SURFACE §4.2); the message is for the account holder.
+    #[error("{0}")]
+    Allowance(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -56,6 +59,11 @@ pub struct IssuedAgent {
 }
 
 /// Creates an agent or integration for `owner` with a fresh public id and service key.
+///
+/// The owner's tier allowance (SURFACE §4.2) counts every agent the owner has: integrations
+/// and suspended ones included (nothing deletes an agent). Over it: [`AdminError::Allowance`],
+/// nothing created. The count and the insert are not one transaction, so two simultaneous
+/// creations at the edge can both pass.
 pub async fn create_agent(
     store: &SharedStore,
     random: &dyn Random,
@@ -75,8 +83,19 @@ pub async fn create_agent(
             "the name must have 1 to 80 characters".into(),
         ));
     }
-    if store.account(owner).await?.is_none() {
+    let Some(account) = store.account(owner).await? else {
         return Err(AdminError::NotFound(format!("account {owner}")));
+    };
+    if let Some(allowed) = account.tier.agents() {
+        let owned = store.agents_of(owner).await?.len();
+        if owned >= allowed {
+            return Err(AdminError::Allowance(format!(
+                "The {tier} tier allows {allowed} agents (integrations and suspended agents \
+                 count); this account has {owned}. No agent was created. A higher tier allows \
+                 more; the operator sets tiers.",
+                tier = account.tier.as_str(),
+            )));
+        }
     }
     let service_key = new_service_key(random);
     let agent = Agent {

@@ -113,6 +113,18 @@ impl Tier {
         }
     }
 
+    /// Agents an account may own (SURFACE §4.2); integrations and suspended agents count.
+    /// `None` is unlimited.
+    pub fn agents(self) -> Option<usize> {
+        match self {
+            Tier::Member => Some(3),
+            Tier::Leader => Some(5),
+            Tier::Family => Some(10),
+            Tier::Partner => Some(25),
+            Tier::Admin => None,
+        }
+    }
+
     /// Agents and integrations take the owner's tier, capped at leader (SURFACE §1.4).
     pub fn for_agent(self) -> Tier {
         self.min(Tier::Leader)

@@ -199,4 +199,10 @@ impl Presenter for ElixirPresenter {
             }),
         )
     }
+
+    /// SURFACE §3.6: −32603 "a failure outside any tool call" is HTTP 500 (body: message
+    /// naming the request id and `data: {request_id}`, never internals).
+    fn internal_error_status(&self) -> http::StatusCode {
+        http::StatusCode::INTERNAL_SERVER_ERROR
+    }
 }

@@ -110,6 +110,12 @@ pub trait Presenter: Send + Sync + 'static {
             json!({"kind": kind, "hint": "tools/list shows the tools this credential can call"}),
         )
     }
+    /// HTTP status of every −32603 answer (a failure outside any tool's own result). The body
+    /// is always the same: a message naming the request id and `data: {request_id}`, never
+    /// internals. Default 200; a product whose contract says otherwise (e.g. 500) overrides it.
+    fn internal_error_status(&self) -> StatusCode {
+        StatusCode::OK
+    }
 }
 
 struct Inner {
@@ -237,13 +243,16 @@ impl Reply {
     }
 
     /// −32603: a failure outside any tool call, with the request id to quote.
-    fn internal(id: &Value, request_id: Uuid) -> Self {
-        Self::rpc_error(
+    /// `status` is the presenter's [`Presenter::internal_error_status`].
+    fn internal(status: StatusCode, id: &Value, request_id: Uuid) -> Self {
+        let mut reply = Self::rpc_error(
             id,
             jsonrpc::INTERNAL_ERROR,
             &format!("Internal error (request id {request_id})"),
             Some(json!({"request_id": request_id.to_string()})),
-        )
+        );
+        reply.status = status;
+        reply
     }
 
     fn rpc_error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Self {
@@ -616,7 +625,7 @@ async fn admitted(
                             }),
                         },
                     };
-                    hook_reply(&id, out)
+                    hook_reply(inner, &id, out)
                 }
                 None => method_not_found(&id, &method),
             }
@@ -640,7 +649,7 @@ async fn admitted(
                         }),
                     }
                 };
-                hook_reply(&id, out)
+                hook_reply(inner, &id, out)
             }
             None => method_not_found(&id, &method),
         },
@@ -675,10 +684,17 @@ fn method_not_found(id: &Value, method: &str) -> Reply {
     )
 }
 
-fn hook_reply(id: &Value, out: Result<Value, RpcFailure>) -> Reply {
+/// A hook's answer; a hook's own −32603 takes the presenter's internal-error status too.
+fn hook_reply(inner: &Inner, id: &Value, out: Result<Value, RpcFailure>) -> Reply {
     match out {
         Ok(v) => Reply::json(jsonrpc::result(id, v)),
-        Err(f) => Reply::rpc_error(id, f.code, &f.message, f.data),
+        Err(f) => {
+            let mut reply = Reply::rpc_error(id, f.code, &f.message, f.data);
+            if f.code == jsonrpc::INTERNAL_ERROR {
+                reply.status = inner.presenter.internal_error_status();
+            }
+            reply
+        }
     }
 }
 
@@ -804,7 +820,7 @@ async fn call_tool(
     let violations = inner.catalog.validate(name, &arguments);
     let outcome = if violations.is_empty() {
         let Value::Object(args) = arguments else {
-            return Reply::internal(id, request_id);
+            return Reply::internal(inner.presenter.internal_error_status(), id, request_id);
         };
         let handler = Arc::clone(&decl.handler);
         match tokio::time::timeout(inner.config.tool_deadline, handler(ctx, args)).await {
@@ -828,7 +844,7 @@ async fn call_tool(
             }
             Ok(Err(ToolFailure::Internal(detail))) => {
                 tracing::error!(%request_id, %detail, "tool failed");
-                return Reply::internal(id, request_id);
+                return Reply::internal(inner.presenter.internal_error_status(), id, request_id);
             }
             Ok(Ok(result)) => result,
         }
@@ -846,7 +862,7 @@ async fn call_tool(
         Ok(v) => Reply::json(jsonrpc::result(id, v)),
         Err(e) => {
             tracing::error!(error = %e, "tool result did not serialize");
-            Reply::internal(id, request_id)
+            Reply::internal(inner.presenter.internal_error_status(), id, request_id)
         }
     }
 }

@@ -444,6 +444,21 @@ fn key_shown_once(web: &Web, csrf: &str, agent: &Agent, key: &str, what: &str) -
     html(StatusCode::OK, layout("Service key", Some(csrf), &body))
 }
 
+/// Agents → Create refused (bad name, or the tier's agent allowance used up): nothing created.
+fn agent_refused(status: StatusCode, csrf: &str, message: &str) -> Response {
+    html(
+        status,
+        layout(
+            "Agents",
+            Some(csrf),
+            &format!(
+                "<p class=\"err\">{}</p><p><a href=\"/account/agents\">Back</a></p>",
+                esc(message)
+            ),
+        ),
+    )
+}
+
 /// `POST /account/agents`: create an agent; its key is shown once.
 pub(crate) async fn create_agent(
     State(web): State<Web>,
@@ -477,17 +492,12 @@ pub(crate) async fn create_agent(
             &issued.service_key,
             "Agent created.",
         ),
-        Err(admin::AdminError::Invalid(message)) => html(
-            StatusCode::BAD_REQUEST,
-            layout(
-                "Agents",
-                Some(&csrf),
-                &format!(
-                    "<p class=\"err\">{}</p><p><a href=\"/account/agents\">Back</a></p>",
-                    esc(&message)
-                ),
-            ),
-        ),
+        Err(admin::AdminError::Invalid(message)) => {
+            agent_refused(StatusCode::BAD_REQUEST, &csrf, &message)
+        }
+        Err(admin::AdminError::Allowance(message)) => {
+            agent_refused(StatusCode::FORBIDDEN, &csrf, &message)
+        }
         Err(e) => store_failed(e),
     }
 }

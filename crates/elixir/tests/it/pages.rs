@@ -363,6 +363,79 @@ async fn agents_lifecycle(url: &str) {
     assert_eq!(not_owned.status, 404);
 }
 
+/// SURFACE §4.2: a member owns at most 3 agents (its integration counts); the 4th is refused
+/// with a message and nothing is created. An admin is not limited.
+async fn agent_allowance_by_tier(url: &str) {
+    let dir = testkit::db::TempDir::new("elixir-pages-");
+    let server = spawn_oauth(url, dir.path()).await;
+    let mut browser = Browser::new(&server.url(""), dir.path());
+    browser.sign_in("king@example.com").await;
+    // The world gave this member an agent and an integration: one more fits.
+    assert_eq!(
+        server
+            .store
+            .agents_of(server.person.id)
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+    let create = browser.get("/account/agents").await.form("/account/agents");
+    let third = browser
+        .post(
+            "/account/agents",
+            &create.with(&[("name", "Third"), ("kind", "agent")]),
+        )
+        .await;
+    assert_eq!(third.status, 200, "{}", third.body);
+    let create = browser.get("/account/agents").await.form("/account/agents");
+    let fourth = browser
+        .post(
+            "/account/agents",
+            &create.with(&[("name", "Fourth"), ("kind", "agent")]),
+        )
+        .await;
+    assert_eq!(fourth.status, 403, "{}", fourth.body);
+    fourth.assert_secure();
+    assert!(
+        fourth.body.contains("The member tier allows 3 agents")
+            && fourth.body.contains("No agent was created"),
+        "{}",
+        fourth.body
+    );
+    assert!(!fourth.body.contains("service-key"), "{}", fourth.body);
+    let owned = server.store.agents_of(server.person.id).await.unwrap();
+    assert_eq!(owned.len(), 3);
+    assert!(owned.iter().all(|a| a.name != "Fourth"));
+
+    // An admin (here the world's leader, promoted) creates past every tier's allowance.
+    let other = server
+        .store
+        .account_by_email("other@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    server
+        .store
+        .set_account_tier(other.id, elixir::domain::Tier::Admin)
+        .await
+        .unwrap();
+    let mut admin = Browser::new(&server.url(""), dir.path());
+    admin.sign_in("other@example.com").await;
+    for n in 1..=6 {
+        let create = admin.get("/account/agents").await.form("/account/agents");
+        let name = format!("Bot {n}");
+        let created = admin
+            .post(
+                "/account/agents",
+                &create.with(&[("name", &name), ("kind", "agent")]),
+            )
+            .await;
+        assert_eq!(created.status, 200, "{name}: {}", created.body);
+    }
+    assert_eq!(server.store.agents_of(other.id).await.unwrap().len(), 6);
+}
+
 async fn activity_by_request_id(url: &str) {
     let dir = testkit::db::TempDir::new("elixir-pages-");
     let server = spawn_oauth(url, dir.path()).await;
@@ -545,6 +618,7 @@ on_both_backends!(
     sign_in_by_code_and_out,
     connections_edit_and_disconnect,
     agents_lifecycle,
+    agent_allowance_by_tier,
     activity_by_request_id,
     every_post_checks_csrf_and_origin,
     docs_pages_render_the_sources,

@@ -122,6 +122,27 @@ impl Presenter for ToyPresenter {
     }
 }
 
+/// [`ToyPresenter`] whose −32603 answers are HTTP 500 (a product like Elixir, SURFACE §3.6).
+pub struct Strict500Presenter;
+
+impl Presenter for Strict500Presenter {
+    fn server_info(&self, principal: &Principal, fingerprint: &str) -> Implementation {
+        ToyPresenter.server_info(principal, fingerprint)
+    }
+
+    fn instructions(&self, principal: &Principal) -> Option<String> {
+        ToyPresenter.instructions(principal)
+    }
+
+    fn invalid_arguments(&self, tool: &str, violations: &[Violation]) -> CallToolResult {
+        ToyPresenter.invalid_arguments(tool, violations)
+    }
+
+    fn internal_error_status(&self) -> StatusCode {
+        StatusCode::INTERNAL_SERVER_ERROR
+    }
+}
+
 /// The undeclared `echo` arguments a `user` may send (see `ToyPresenter::lenient_arguments`).
 pub const LENIENT_ECHO: [&str; 2] = ["acting_for", "label"];
 
@@ -267,6 +288,7 @@ pub struct ToyBuilder {
     pre_auth: Option<PreAuthGate>,
     audit: Option<Arc<dyn AuditSink>>,
     resources: bool,
+    presenter: Option<Arc<dyn Presenter>>,
 }
 
 impl Toy {
@@ -283,6 +305,7 @@ impl Toy {
             pre_auth: None,
             audit: None,
             resources: false,
+            presenter: None,
         }
     }
 
@@ -325,6 +348,10 @@ impl ToyBuilder {
         self.audit = Some(sink);
         self
     }
+    pub fn presenter(mut self, presenter: Arc<dyn Presenter>) -> Self {
+        self.presenter = Some(presenter);
+        self
+    }
     pub fn with_resources(mut self) -> Self {
         self.resources = true;
         self
@@ -343,7 +370,7 @@ impl ToyBuilder {
             auth.clone(),
             catalog,
             admission,
-            Arc::new(ToyPresenter),
+            self.presenter.unwrap_or_else(|| Arc::new(ToyPresenter)),
         )
         .with_config(self.config);
         if let Some(gate) = self.pre_auth {

@@ -1,9 +1,13 @@
 //! tools/list per principal kind, the fingerprint, and every outcome of tools/call.
 
+use std::sync::Arc;
+
 use http::StatusCode;
 use serde_json::{Value, json};
 
-use crate::support::{BOOM_DETAIL, FLAKY_DETAIL, Probes, Toy, echo_schema, toy_tools};
+use crate::support::{
+    BOOM_DETAIL, FLAKY_DETAIL, Probes, Strict500Presenter, Toy, echo_schema, toy_tools,
+};
 use mcp_door::Catalog;
 
 fn names(list: &Value) -> Vec<String> {
@@ -256,6 +260,29 @@ async fn an_internal_failure_is_32603_without_details() {
         reply.json()["error"]["data"],
         json!({"request_id": request_id})
     );
+}
+
+#[tokio::test]
+async fn a_presenter_can_make_32603_an_http_500() {
+    let toy = Toy::builder()
+        .presenter(Arc::new(Strict500Presenter))
+        .build();
+    let reply = toy.call("good-user", "boom", json!({})).await;
+    assert_eq!(reply.status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(reply.error_code(), -32603);
+    let body = String::from_utf8_lossy(&reply.body);
+    assert!(
+        !body.contains("hunter2") && !body.contains(BOOM_DETAIL),
+        "{body}"
+    );
+    let request_id = reply.header("x-request-id").unwrap();
+    assert_eq!(
+        reply.json()["error"]["data"],
+        json!({"request_id": request_id})
+    );
+    // other answers of that door are unaffected
+    let ok = toy.call("good-user", "echo", json!({"text": "hi"})).await;
+    assert_eq!(ok.status, StatusCode::OK);
 }
 
 #[tokio::test]
