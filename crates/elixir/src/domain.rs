@@ -205,24 +205,7 @@ pub const FEEDBACK_CATEGORIES: [&str; 6] = [
     "other",
 ];
 
-/// Randomness, injected so tests are deterministic.
-pub trait Random: Send + Sync + 'static {
-    fn fill(&self, buf: &mut [u8]);
-}
-
-/// The operating system's randomness.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct OsRandom;
-
-impl Random for OsRandom {
-    fn fill(&self, buf: &mut [u8]) {
-        if let Err(e) = getrandom::fill(buf) {
-            // Without entropy no secret can be minted; refusing to continue is the only safe answer.
-            tracing::error!(error = %e, "the OS random source failed");
-            std::process::abort();
-        }
-    }
-}
+pub use mcp_door::{OsRandom, Random};
 
 /// The prefix of every service key.
 pub const SERVICE_KEY_PREFIX: &str = "svt_";

@@ -18,6 +18,7 @@ pub mod framing;
 pub mod gate;
 pub mod hooks;
 pub mod jsonrpc;
+pub mod random;
 
 pub use admission::{
     Admission, AdmissionError, Limits, LocalAdmission, Permit, PreAuthGate, RedisAdmission,
@@ -31,6 +32,7 @@ pub use clock::{Clock, FakeClock, SystemClock};
 pub use door::{Door, DoorConfig, Presenter, SUPPORTED_PROTOCOL_VERSIONS};
 pub use gate::{GateRefusal, GateRequest, GateStage, MethodGate};
 pub use hooks::{PromptProvider, ResourceProvider, RpcFailure};
+pub use random::{OsRandom, Random};
 
 /// Re-exported so products build tool results and annotations with the same wire types.
 pub use rmcp::model;

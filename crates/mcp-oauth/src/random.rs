@@ -3,24 +3,8 @@
 
 use crate::crypto::b64url;
 
-/// Fills buffers with cryptographically secure random bytes.
-pub trait RandomSource: Send + Sync + 'static {
-    fn fill(&self, buf: &mut [u8]);
-}
-
-/// The operating system's generator.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct OsRandom;
-
-impl RandomSource for OsRandom {
-    fn fill(&self, buf: &mut [u8]) {
-        if let Err(err) = getrandom::fill(buf) {
-            // Without entropy no secret may be minted; this cannot be recovered from.
-            tracing::error!(error = %err, "the operating system's random source failed");
-            std::process::abort();
-        }
-    }
-}
+/// The platform's injected randomness, under the name this crate has always used.
+pub use mcp_door::{OsRandom, Random as RandomSource};
 
 /// `n` random bytes as base64url (no padding).
 pub(crate) fn token(random: &dyn RandomSource, n: usize) -> String {

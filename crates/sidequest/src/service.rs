@@ -13,29 +13,7 @@ use crate::domain::{Assignment, JournalEvent, Node, PlayStatus, token};
 use crate::i18n;
 use crate::store::{Applied, ApplyError, Load, SharedStore, StoreError};
 
-/// Randomness, injected so tests can make tokens and ids predictable.
-pub trait Random: Send + Sync + 'static {
-    fn fill(&self, buf: &mut [u8]);
-    fn uuid(&self) -> Uuid {
-        let mut b = [0u8; 16];
-        self.fill(&mut b);
-        uuid::Builder::from_random_bytes(b).into_uuid()
-    }
-}
-
-/// The operating system's CSPRNG.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct OsRandom;
-
-impl Random for OsRandom {
-    fn fill(&self, buf: &mut [u8]) {
-        if let Err(e) = getrandom::fill(buf) {
-            // Without entropy no token may be minted; refuse loudly rather than weaken tokens.
-            tracing::error!(error = %e, "operating system randomness failed");
-            std::process::abort();
-        }
-    }
-}
+pub use mcp_door::{OsRandom, Random};
 
 /// A failure of the service layer.
 #[derive(Debug, thiserror::Error)]

@@ -8,3 +8,4 @@
 pub mod db;
 pub mod mcp;
 pub mod proxy;
+pub mod random;

@@ -3,12 +3,11 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use elixir::admin::{self, IssuedAgent};
 use elixir::app::{self, AppState, ServeConfig};
 use elixir::auth::{Grant, StaticVerifier};
-use elixir::domain::{Kind, Random, STANDARD_SCOPES, Tier};
+use elixir::domain::{Kind, STANDARD_SCOPES, Tier};
 use elixir::services::Settings;
 use elixir::store::{self, Account, SharedStore};
 use elixir::tools::{self, ToolSpec};
@@ -23,19 +22,7 @@ pub const PERSON_TOKEN: &str = "oat_person_all";
 pub const READ_ONLY_TOKEN: &str = "oat_person_read";
 pub const OTHER_PERSON_TOKEN: &str = "oat_other_person";
 
-/// Counter-based randomness: unique, deterministic, not secret.
-pub struct CountingRandom(AtomicU64);
-
-impl Random for CountingRandom {
-    fn fill(&self, buf: &mut [u8]) {
-        use sha2::{Digest, Sha256};
-        for chunk in buf.chunks_mut(32) {
-            let n = self.0.fetch_add(1, Ordering::SeqCst);
-            let d = Sha256::digest(n.to_le_bytes());
-            chunk.copy_from_slice(&d[..chunk.len()]);
-        }
-    }
-}
+pub use testkit::random::CountingRandom;
 
 pub enum Backend {
     Sqlite,
@@ -171,7 +158,7 @@ pub async fn spawn_with(url: &str, options: Options) -> Server {
     let store = store::connect(url, &config.db).await.expect("connect");
     store.migrate().await.expect("migrate");
     let clock = FakeClock::new(T0);
-    let random = Arc::new(CountingRandom(AtomicU64::new(options.seed)));
+    let random = Arc::new(CountingRandom::new(options.seed));
     let mut specs = tools::registry();
     specs.extend(options.extra);
     let verifier = Arc::new(StaticVerifier::default());

@@ -2,34 +2,14 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use mcp_door::{FakeClock, Limits};
 use sidequest::app::{self, AppState, ServeConfig};
 use sidequest::demo::{self, DemoCreated};
-use sidequest::service::{PlayService, Random};
+use sidequest::service::PlayService;
 use sidequest::store::{self, SharedStore};
 use testkit::mcp::Client;
-
-/// Deterministic randomness for tests: a counter run through SHA-256 (unique, not secret).
-pub struct CountingRandom(AtomicU64);
-
-impl CountingRandom {
-    pub fn new(seed: u64) -> Self {
-        Self(AtomicU64::new(seed))
-    }
-}
-
-impl Random for CountingRandom {
-    fn fill(&self, buf: &mut [u8]) {
-        use sha2::{Digest, Sha256};
-        for chunk in buf.chunks_mut(32) {
-            let n = self.0.fetch_add(1, Ordering::SeqCst);
-            let d = Sha256::digest(n.to_le_bytes());
-            chunk.copy_from_slice(&d[..chunk.len()]);
-        }
-    }
-}
+pub use testkit::random::CountingRandom;
 
 /// A database for one test: a fresh SQLite file or a fresh PostgreSQL database.
 pub enum Backend {
