@@ -283,7 +283,7 @@ pub async fn run(
     // ignore the other's versions).
     let oauth_store = crate::oauth::connect_store(&config.database_url).await?;
     let parts = crate::oauth::build_server(
-        &config.settings.public_url,
+        &config.settings,
         Arc::clone(&store),
         oauth_store,
         &config.oauth,

@@ -251,9 +251,10 @@ impl DoorAuth {
         let now = self.services.now();
         let refusal = Refusal {
             credential_hint: hint.to_owned(),
-            address: request
-                .peer
-                .map_or_else(|| "unknown".to_owned(), |p| p.to_string()),
+            address: self
+                .services
+                .settings
+                .client_address(request.headers, request.peer),
             day: crate::domain::iso(now)[..10].to_owned(),
             door: request.path.to_owned(),
             reason,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use mcp_door::{Clock, SystemClock};
+use mcp_oauth::AddressSource;
 use serde_json::json;
 
 use crate::admin;
@@ -96,9 +97,22 @@ pub struct ServeArgs {
     /// Authenticated requests per principal per UTC clock hour.
     #[arg(long, env = "ELIXIR_HOURLY_RATE", default_value_t = 300, value_parser = clap::value_parser!(i64).range(1..))]
     pub hourly_rate: i64,
+    /// Behind a trusted proxy: the request header carrying the client's address (e.g.
+    /// `cloudfront-viewer-address`; its first comma-separated item is used). Refusal counts
+    /// and the per-address sign-in and registration limits key on it. Unset: the TCP peer.
+    /// Set it only when every request arrives through that proxy, or clients can forge it.
+    #[arg(long, env = "ELIXIR_CLIENT_ADDRESS_HEADER", value_parser = parse_header_name)]
+    pub client_address_header: Option<String>,
     /// Database connections in the pool.
     #[arg(long, env = "ELIXIR_DB_MAX_CONNECTIONS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
     pub db_max_connections: u32,
+}
+
+/// A header name for `--client-address-header`, lower-cased.
+fn parse_header_name(value: &str) -> Result<String, String> {
+    http::HeaderName::from_bytes(value.trim().as_bytes())
+        .map(|h| h.as_str().to_owned())
+        .map_err(|_| format!("{value:?} is not an HTTP header name"))
 }
 
 /// A secret flag value (SMTP URL with credentials, the OAuth secret): `Debug` never shows it.
@@ -284,6 +298,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 settings: Settings {
                     public_url: args.public_url.clone(),
                     hourly_rate: args.hourly_rate,
+                    address_source: match &args.client_address_header {
+                        Some(name) => AddressSource::Header(name.clone()),
+                        None => AddressSource::Peer,
+                    },
                 },
                 oauth: oauth_settings(&args)?,
                 ..ServeConfig::default()

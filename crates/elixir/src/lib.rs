@@ -21,3 +21,6 @@ pub mod services;
 pub mod store;
 pub mod tools;
 pub mod web;
+
+/// Where client addresses come from (re-exported for configuration).
+pub use mcp_oauth::AddressSource;

@@ -22,6 +22,7 @@ use uuid::Uuid;
 use crate::admin;
 use crate::auth::{AccessTokenVerifier, Grant, VerifyError};
 use crate::domain::{Kind, Random, STANDARD_SCOPES, Tier, is_public_id};
+use crate::services::Settings;
 use crate::store::{Account, SharedStore, StoreError};
 
 /// The capability that only `/oauth/userinfo` reads; never offered unasked.
@@ -313,8 +314,9 @@ pub async fn connect_store(url: &str) -> Result<Arc<dyn OAuthStore>, OAuthSetupE
 }
 
 /// The configuration Elixir runs mcp-oauth with.
-pub fn config(public_url: &str, secret: Secret, settings: &OAuthSettings) -> AuthServerConfig {
-    let mut config = AuthServerConfig::new(public_url, secret, all_scopes());
+pub fn config(site: &Settings, secret: Secret, settings: &OAuthSettings) -> AuthServerConfig {
+    let mut config = AuthServerConfig::new(&site.public_url, secret, all_scopes());
+    config.address_source = site.address_source.clone();
     config.default_scopes = STANDARD_SCOPES.iter().map(|s| (*s).to_owned()).collect();
     config.unasked_scopes = vec![EMAIL_SCOPE.to_owned()];
     config.email_scope = EMAIL_SCOPE.to_owned();
@@ -365,7 +367,7 @@ pub fn secret(settings: &OAuthSettings, random: &dyn Random) -> Vec<u8> {
 /// The authorization server over Elixir's store and accounts, with the secret it was built
 /// with (the account pages derive their CSRF tokens from it) and its mailer.
 pub fn build_server(
-    public_url: &str,
+    site: &Settings,
     store: SharedStore,
     oauth_store: Arc<dyn OAuthStore>,
     settings: &OAuthSettings,
@@ -373,7 +375,7 @@ pub fn build_server(
     random: Arc<dyn Random>,
 ) -> Result<crate::app::OAuthParts, OAuthSetupError> {
     let secret = secret(settings, random.as_ref());
-    let config = config(public_url, Secret::new(secret.clone()), settings);
+    let config = config(site, Secret::new(secret.clone()), settings);
     let doors = Arc::new(ElixirDoors {
         public_url: config.issuer.clone(),
         store: Arc::clone(&store),
@@ -444,11 +446,11 @@ mod tests {
     fn scopes_are_canonical() {
         assert_eq!(all_scopes().len(), 6);
         assert_eq!(all_scopes()[5], EMAIL_SCOPE);
-        let c = config(
-            "http://127.0.0.1:8090",
-            Secret::new([1u8; 32]),
-            &OAuthSettings::default(),
-        );
+        let site = Settings {
+            public_url: "http://127.0.0.1:8090".into(),
+            ..Settings::default()
+        };
+        let c = config(&site, Secret::new([1u8; 32]), &OAuthSettings::default());
         c.validate().unwrap();
         assert_eq!(c.default_scopes.len(), 5);
     }

@@ -2,9 +2,11 @@
 //! randomness, the parsed content, the per-request scratch pad, and the audit writer.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
 use mcp_door::Clock;
+use mcp_oauth::AddressSource;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -122,6 +124,16 @@ pub struct Settings {
     pub public_url: String,
     /// Authenticated requests per principal per UTC clock hour.
     pub hourly_rate: i64,
+    /// Where a request's client address (refusal counts, sign-in and registration limits)
+    /// comes from: the TCP peer, or a header a trusted proxy sets.
+    pub address_source: AddressSource,
+}
+
+impl Settings {
+    /// The client address of a request, per [`Settings::address_source`].
+    pub fn client_address(&self, headers: &http::HeaderMap, peer: Option<IpAddr>) -> String {
+        mcp_oauth::client_address(&self.address_source, headers, peer)
+    }
 }
 
 impl Default for Settings {
@@ -129,6 +141,7 @@ impl Default for Settings {
         Self {
             public_url: "https://elixir.poapkings.com".into(),
             hourly_rate: 300,
+            address_source: AddressSource::Peer,
         }
     }
 }

@@ -1,6 +1,6 @@
-//! Grant management for the product's connections page (list an account's live grants,
-//! change a grant's scopes, revoke one) and the browser session the consent page shares with
-//! the product's site.
+//! Grant management for the product's connections page (list an account's live and recently
+//! revoked grants, change a grant's scopes, revoke one) and the browser session the consent
+//! page shares with the product's site.
 
 use http::HeaderMap;
 
@@ -9,7 +9,7 @@ use crate::crypto::sha256_hex;
 use crate::directory::Subject;
 use crate::scopes;
 use crate::server::AuthServer;
-use crate::store::{Millis, SessionRecord, StoreError};
+use crate::store::{GrantRecord, Millis, SessionRecord, StoreError};
 
 /// One live connection, as an account's connections page lists it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -23,6 +23,31 @@ pub struct ConnectionView {
     pub scopes: Vec<String>,
     pub created_at: Millis,
     pub last_used_at: Millis,
+}
+
+impl From<GrantRecord> for ConnectionView {
+    fn from(g: GrantRecord) -> Self {
+        Self {
+            grant_id: g.id,
+            client_id: g.client_id,
+            client_name: g.client_name,
+            resource: g.resource,
+            subject: Subject {
+                kind: g.subject.subject_kind,
+                id: g.subject.subject_id,
+            },
+            scopes: g.scopes,
+            created_at: g.created_at,
+            last_used_at: g.last_used_at,
+        }
+    }
+}
+
+/// A revoked connection: what it was, and when it ended.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Disconnection {
+    pub connection: ConnectionView,
+    pub revoked_at: Millis,
 }
 
 /// Why a grant's scopes were not changed.
@@ -51,22 +76,33 @@ impl AuthServer {
             .await?
             .into_iter()
             .filter(|g| g.last_used_at + horizon > now)
-            .map(|g| ConnectionView {
-                grant_id: g.id,
-                client_id: g.client_id,
-                client_name: g.client_name,
-                resource: g.resource,
-                subject: Subject {
-                    kind: g.subject.subject_kind,
-                    id: g.subject.subject_id,
-                },
-                scopes: g.scopes,
-                created_at: g.created_at,
-                last_used_at: g.last_used_at,
-            })
+            .map(ConnectionView::from)
             .collect();
         list.sort_by(|a, b| (&a.resource, a.created_at).cmp(&(&b.resource, b.created_at)));
         Ok(list)
+    }
+
+    /// The account's connections revoked at or after `since` (by the account, by a replayed
+    /// refresh token or code), most recently revoked first: their tokens are still presented
+    /// by clients that were not told, and those refusals are worth showing.
+    pub async fn disconnections(
+        &self,
+        account_id: &str,
+        since: Millis,
+    ) -> Result<Vec<Disconnection>, StoreError> {
+        Ok(self
+            .store
+            .revoked_account_grants(account_id, since)
+            .await?
+            .into_iter()
+            .filter_map(|g| {
+                let revoked_at = g.revoked_at?;
+                Some(Disconnection {
+                    connection: ConnectionView::from(g),
+                    revoked_at,
+                })
+            })
+            .collect())
     }
 
     /// Replaces the scopes of one of the account's grants; effective on its next request.

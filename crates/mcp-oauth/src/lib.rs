@@ -24,6 +24,7 @@ pub mod store;
 mod authorize;
 mod grants;
 mod http;
+pub use http::client_address;
 mod register;
 mod resource;
 mod server;
@@ -37,7 +38,7 @@ pub use directory::{
     Account, AccountDirectory, Consent, DirectoryError, Door, ResourceDirectory, Subject,
 };
 pub use error::{ConfigError, OAuthError};
-pub use grants::{ConnectionView, SetScopesError};
+pub use grants::{ConnectionView, Disconnection, SetScopesError};
 pub use mail::{FileOutbox, Mail, MailError, Mailer, SmtpMailer};
 pub use random::{OsRandom, RandomSource};
 pub use resource::{GrantView, TokenError};

@@ -256,6 +256,12 @@ pub trait Store: Send + Sync + 'static {
         account_id: Uuid,
         limit: i64,
     ) -> Result<Vec<AuditEntry>, StoreError>;
+    /// One agent's most recent audited calls at its door, newest first.
+    async fn recent_agent_audit(
+        &self,
+        agent_id: Uuid,
+        limit: i64,
+    ) -> Result<Vec<AuditEntry>, StoreError>;
 }
 
 /// The store every part of the server shares.

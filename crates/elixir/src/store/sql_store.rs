@@ -609,6 +609,25 @@ macro_rules! sql_store {
                     .map(sql::audit)
                     .collect()
                 }
+
+                async fn recent_agent_audit(
+                    &self,
+                    agent_id: Uuid,
+                    limit: i64,
+                ) -> Result<Vec<AuditEntry>, StoreError> {
+                    sqlx::query(concat!(
+                        "SELECT ",
+                        sql::audit_columns!(),
+                        " FROM audit WHERE agent_id = $1 ORDER BY created_at DESC LIMIT $2"
+                    ))
+                    .bind(agent_id.to_string())
+                    .bind(limit)
+                    .fetch_all(&self.pool)
+                    .await?
+                    .iter()
+                    .map(sql::audit)
+                    .collect()
+                }
             }
         }
     };

@@ -1,7 +1,7 @@
-//! The account pages: overview, Connections (every live OAuth grant per door, its
-//! capabilities edited or the connection revoked), Agents (create, service keys shown once,
-//! rotate, revoke, suspend, resume, key capabilities), Activity (calls by request id from the
-//! audit table) and the refused-credential counts per credential, address and day.
+//! The account pages: overview (with the time zone setting), Connections (every live OAuth grant per door, its
+//! capabilities edited or the connection revoked, and the recently disconnected ones whose
+//! tokens are still presented), Activity (calls by request id from the audit table) and the
+//! refused-credential counts per credential, address and day. Agents live in [`super::agents`].
 
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
@@ -10,18 +10,18 @@ use http::{HeaderMap, StatusCode};
 use uuid::Uuid;
 
 use super::{Form, Web, esc, forbidden, html, layout, not_found, see_other, unavailable};
-use crate::admin;
 use crate::auth::GRANT_CREDENTIAL;
-use crate::domain::{Kind, STANDARD_SCOPES, iso, key_scopes};
+use crate::domain::{Kind, STANDARD_SCOPES, is_time_zone, iso};
 use crate::oauth::EMAIL_SCOPE;
-use crate::store::{Agent, RefusalCount};
+use crate::store::{Agent, AuditEntry, RefusalCount};
+use mcp_oauth::Disconnection;
 
-const DAY_MS: i64 = 24 * 3600 * 1000;
+pub(super) const DAY_MS: i64 = 24 * 3600 * 1000;
 /// How far back the refusal counts go.
-const REFUSAL_DAYS: i64 = 7;
+pub(super) const REFUSAL_DAYS: i64 = 7;
 
 /// The signed-in account and its CSRF token, or the response to send instead (sign in first).
-async fn session(web: &Web, headers: &HeaderMap) -> Result<(Uuid, String), Response> {
+pub(super) async fn session(web: &Web, headers: &HeaderMap) -> Result<(Uuid, String), Response> {
     match web.signed_in(headers).await? {
         Some(id) => match web.session_csrf(headers) {
             Some(csrf) => Ok((id, csrf)),
@@ -32,7 +32,11 @@ async fn session(web: &Web, headers: &HeaderMap) -> Result<(Uuid, String), Respo
 }
 
 /// The account of a CSRF-checked POST, or the response to send instead.
-async fn post_session(web: &Web, headers: &HeaderMap, form: &Form) -> Result<Uuid, Response> {
+pub(super) async fn post_session(
+    web: &Web,
+    headers: &HeaderMap,
+    form: &Form,
+) -> Result<Uuid, Response> {
     if !web.post_allowed(headers, form) {
         return Err(forbidden());
     }
@@ -42,20 +46,20 @@ async fn post_session(web: &Web, headers: &HeaderMap, form: &Form) -> Result<Uui
     }
 }
 
-fn csrf_input(csrf: &str) -> String {
+pub(super) fn csrf_input(csrf: &str) -> String {
     format!(
         "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
         esc(csrf)
     )
 }
 
-fn query_param(query: Option<&str>, name: &str) -> Option<String> {
+pub(super) fn query_param(query: Option<&str>, name: &str) -> Option<String> {
     url::form_urlencoded::parse(query.unwrap_or("").as_bytes())
         .find(|(k, _)| k == name)
         .map(|(_, v)| v.into_owned())
 }
 
-fn store_failed(e: impl std::fmt::Display) -> Response {
+pub(super) fn store_failed(e: impl std::fmt::Display) -> Response {
     tracing::error!(error = %e, "account page store failure");
     unavailable()
 }
@@ -83,7 +87,11 @@ pub(crate) async fn home(State(web): State<Web>, headers: HeaderMap) -> Response
 }
 
 /// `GET /account`.
-pub(crate) async fn overview(State(web): State<Web>, headers: HeaderMap) -> Response {
+pub(crate) async fn overview(
+    State(web): State<Web>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
     let (account_id, csrf) = match session(&web, &headers).await {
         Ok(s) => s,
         Err(r) => return r,
@@ -93,9 +101,15 @@ pub(crate) async fn overview(State(web): State<Web>, headers: HeaderMap) -> Resp
         Ok(None) => return see_other("/signin", None),
         Err(e) => return store_failed(e),
     };
+    let saved = if query_param(query.as_deref(), "done").as_deref() == Some("timezone") {
+        "<p class=\"ok\">Time zone saved; it applies from the next call.</p>"
+    } else {
+        ""
+    };
     let body = format!(
-        "<div class=\"box\"><p>Signed in as <b>{}</b>. Tier <b>{}</b>, time zone <code>{}</code>.</p>\
-         <p class=\"muted\">Account id <code>{}</code></p></div>\
+        "{saved}<div class=\"box\"><p>Signed in as <b>{}</b>. Tier <b>{}</b> (set by the \
+         operator), time zone <code>{}</code>.</p>\
+         <p class=\"muted\">Account id <code>{}</code></p>{}</div>\
          <ul><li><a href=\"/account/connections\">Connections</a>: the OAuth clients connected to \
          your doors, their capabilities, and refusals.</li>\
          <li><a href=\"/account/agents\">Agents</a>: your agent and integration doors and their \
@@ -106,13 +120,63 @@ pub(crate) async fn overview(State(web): State<Web>, headers: HeaderMap) -> Resp
         esc(account.tier.as_str()),
         esc(&account.timezone),
         account.id,
+        timezone_form(&csrf, &account.timezone),
     );
     html(StatusCode::OK, layout("Account", Some(&csrf), &body))
 }
 
+fn timezone_form(csrf: &str, current: &str) -> String {
+    format!(
+        "<form method=\"post\" action=\"/account/timezone\">{}<label>Time zone (IANA, for \
+         date-only windows and local labels)<input type=\"text\" name=\"timezone\" value=\"{}\" \
+         maxlength=\"64\" required></label><button type=\"submit\">Save time zone</button></form>",
+        csrf_input(csrf),
+        esc(current)
+    )
+}
+
+/// `POST /account/timezone`: the account's time zone, as `elixir_settings({timezone})` sets
+/// it on the personal door (agents keep their own).
+pub(crate) async fn set_timezone(
+    State(web): State<Web>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let form = Form::parse(&body);
+    let account_id = match post_session(&web, &headers, &form).await {
+        Ok(id) => id,
+        Err(r) => return r,
+    };
+    let wanted = form.get("timezone").unwrap_or("").trim();
+    if !is_time_zone(wanted) {
+        return html(
+            StatusCode::BAD_REQUEST,
+            layout(
+                "Account",
+                web.session_csrf(&headers).as_deref(),
+                &format!(
+                    "<p class=\"err\">{} is not an IANA time zone; use a name such as \
+                     <code>Europe/Warsaw</code>. Nothing was changed.</p>\
+                     <p><a href=\"/account\">Back</a></p>",
+                    esc(&format!("{wanted:?}"))
+                ),
+            ),
+        );
+    }
+    match web
+        .services
+        .store
+        .set_account_timezone(account_id, wanted)
+        .await
+    {
+        Ok(()) => see_other("/account?done=timezone", None),
+        Err(e) => store_failed(e),
+    }
+}
+
 /// The refusal counts of the last days at the account's agent and integration doors and of
 /// its OAuth grants.
-async fn refusal_rows(
+pub(super) async fn refusal_rows(
     web: &Web,
     agents: &[Agent],
     grants: &[String],
@@ -141,7 +205,7 @@ async fn refusal_rows(
     Ok(rows)
 }
 
-fn refusal_table(rows: &[RefusalCount]) -> String {
+pub(super) fn refusal_table(rows: &[RefusalCount]) -> String {
     if rows.is_empty() {
         return "<p class=\"muted\">No refused credentials in the last 7 days.</p>".to_owned();
     }
@@ -163,7 +227,7 @@ fn refusal_table(rows: &[RefusalCount]) -> String {
     out
 }
 
-fn door_path(agent: &Agent) -> String {
+pub(super) fn door_path(agent: &Agent) -> String {
     format!(
         "/{}/{}/mcp",
         agent.kind.door_prefix().unwrap_or("a"),
@@ -189,7 +253,21 @@ pub(crate) async fn connections(
         Ok(a) => a,
         Err(e) => return store_failed(e),
     };
-    let grant_ids: Vec<String> = list.iter().map(|c| c.grant_id.clone()).collect();
+    let since = web.services.now() - REFUSAL_DAYS * DAY_MS;
+    let ended = match web
+        .oauth
+        .server
+        .disconnections(&account_id.to_string(), since)
+        .await
+    {
+        Ok(l) => l,
+        Err(e) => return store_failed(e),
+    };
+    let grant_ids: Vec<String> = list
+        .iter()
+        .map(|c| c.grant_id.clone())
+        .chain(ended.iter().map(|d| d.connection.grant_id.clone()))
+        .collect();
     let refusals = match refusal_rows(&web, &[], &grant_ids).await {
         Ok(r) => r,
         Err(r) => return r,
@@ -275,7 +353,38 @@ pub(crate) async fn connections(
             refused = refusal_table(&refused),
         ));
     }
+    body.push_str(&disconnected_section(&web, &ended, &refusals));
     html(StatusCode::OK, layout("Connections", Some(&csrf), &body))
+}
+
+/// The connections ended in the last days, each with the refused presentations of its tokens
+/// (a client that was not told keeps trying them).
+fn disconnected_section(web: &Web, ended: &[Disconnection], refusals: &[RefusalCount]) -> String {
+    if ended.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("<h2>Disconnected in the last {REFUSAL_DAYS} days</h2>");
+    for d in ended {
+        let c = &d.connection;
+        let refused: Vec<RefusalCount> = refusals
+            .iter()
+            .filter(|r| r.credential_hint == format!("{GRANT_CREDENTIAL}{}", c.grant_id))
+            .cloned()
+            .collect();
+        out.push_str(&format!(
+            "<div class=\"box\" id=\"ended-{gid}\"><p><b>{name}</b> <span class=\"muted\">client \
+             <code>{client}</code> at <code>{door}</code> · connected {created} · disconnected \
+             {revoked}</span></p><p class=\"muted\">Refused presentations of its tokens since:</p>{table}</div>",
+            gid = esc(&c.grant_id),
+            name = esc(&c.client_name),
+            client = esc(&c.client_id),
+            door = esc(c.resource.strip_prefix(web.issuer()).unwrap_or(&c.resource)),
+            created = iso(c.created_at),
+            revoked = iso(d.revoked_at),
+            table = refusal_table(&refused),
+        ));
+    }
+    out
 }
 
 /// `POST /account/connections/{grant}/{scopes|revoke}`.
@@ -316,262 +425,6 @@ pub(crate) async fn connection_action(
             Ok(false) => not_found(),
             Err(e) => store_failed(e),
         },
-        _ => not_found(),
-    }
-}
-
-/// `GET /account/agents`.
-pub(crate) async fn agents(
-    State(web): State<Web>,
-    headers: HeaderMap,
-    RawQuery(query): RawQuery,
-) -> Response {
-    let (account_id, csrf) = match session(&web, &headers).await {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
-    let list = match web.services.store.agents_of(account_id).await {
-        Ok(l) => l,
-        Err(e) => return store_failed(e),
-    };
-    let mut body = String::new();
-    if let Some(note) = query_param(query.as_deref(), "done") {
-        let text = match note.as_str() {
-            "revoked" => "Service key revoked.",
-            "suspended" => "Agent suspended: every credential of its door answers 401.",
-            "resumed" => "Agent resumed.",
-            "scopes" => "Key capabilities saved; they apply on the next call.",
-            _ => "",
-        };
-        body.push_str(&format!("<p class=\"ok\">{text}</p>"));
-    }
-    body.push_str(&agents_list(&web, &list, &csrf));
-    body.push_str(&format!(
-        "<h2>Create an agent</h2><form method=\"post\" action=\"/account/agents\">{}\
-         <label>Name<input type=\"text\" name=\"name\" maxlength=\"80\" required></label>\
-         <label><input type=\"radio\" name=\"kind\" value=\"agent\" checked> Agent \
-         (<code>/a/&lt;public_id&gt;/mcp</code>)</label>\
-         <label><input type=\"radio\" name=\"kind\" value=\"integration\"> Integration \
-         (<code>/i/&lt;public_id&gt;/mcp</code>, legacy)</label>\
-         <button type=\"submit\">Create</button></form>",
-        csrf_input(&csrf)
-    ));
-    html(StatusCode::OK, layout("Agents", Some(&csrf), &body))
-}
-
-fn agents_list(web: &Web, list: &[Agent], csrf: &str) -> String {
-    if list.is_empty() {
-        return "<p class=\"muted\">No agents yet.</p>".to_owned();
-    }
-    let mut out = String::new();
-    for a in list {
-        let door = door_path(a);
-        let status = if a.suspended { "suspended" } else { "active" };
-        let key = if a.key_digest.is_some() {
-            "a service key is issued"
-        } else {
-            "no service key (revoked)"
-        };
-        let held = key_scopes(&a.key_scopes);
-        let mut boxes = String::new();
-        for scope in STANDARD_SCOPES {
-            boxes.push_str(&format!(
-                "<label><input type=\"checkbox\" name=\"scope\" value=\"{scope}\"{}> <code>{scope}</code></label>",
-                if held.iter().any(|h| h == scope) {
-                    " checked"
-                } else {
-                    ""
-                }
-            ));
-        }
-        let action = |name: &str, label: &str| {
-            format!(
-                "<form class=\"inline\" method=\"post\" action=\"/account/agents/{}/{name}\">{}\
-                 <button type=\"submit\">{label}</button></form>",
-                esc(&a.public_id),
-                csrf_input(csrf)
-            )
-        };
-        out.push_str(&format!(
-            "<div class=\"box\" id=\"agent-{pid}\"><p><b>{name}</b> <span class=\"muted\">{kind}</span> · \
-             public id <code>{pid}</code> · door <code>{origin}{door}</code></p>\
-             <p>Status: <b class=\"status\">{status}</b>; {key}. Key capabilities: <code>{scopes}</code></p>\
-             {rotate}{revoke}{suspend}\
-             <form method=\"post\" action=\"/account/agents/{pid}/scopes\">{csrf}{boxes}\
-             <button type=\"submit\">Save key capabilities</button></form></div>",
-            pid = esc(&a.public_id),
-            name = esc(&a.name),
-            kind = a.kind.as_str(),
-            origin = esc(web.issuer()),
-            door = esc(&door),
-            scopes = esc(&held.join(" ")),
-            rotate = action(
-                "rotate",
-                if a.key_digest.is_some() {
-                    "Rotate key"
-                } else {
-                    "Issue key"
-                }
-            ),
-            revoke = if a.key_digest.is_some() {
-                action("revoke", "Revoke key")
-            } else {
-                String::new()
-            },
-            suspend = if a.suspended {
-                action("resume", "Resume")
-            } else {
-                action("suspend", "Suspend")
-            },
-            csrf = csrf_input(csrf),
-        ));
-    }
-    out
-}
-
-fn key_shown_once(web: &Web, csrf: &str, agent: &Agent, key: &str, what: &str) -> Response {
-    let body = format!(
-        "<p class=\"ok\">{what}</p><div class=\"box\"><p>Door <code>{origin}{door}</code> \
-         (public id <code>{pid}</code>)</p><p>Service key, shown once — copy it now:</p>\
-         <pre id=\"service-key\">{key}</pre><p class=\"muted\">Send it as \
-         <code>Authorization: Bearer …</code> to the door above. It works at no other door.</p></div>\
-         <p><a href=\"/account/agents\">Back to Agents</a></p>",
-        origin = esc(web.issuer()),
-        door = esc(&door_path(agent)),
-        pid = esc(&agent.public_id),
-        key = esc(key),
-    );
-    html(StatusCode::OK, layout("Service key", Some(csrf), &body))
-}
-
-/// Agents → Create refused (bad name, or the tier's agent allowance used up): nothing created.
-fn agent_refused(status: StatusCode, csrf: &str, message: &str) -> Response {
-    html(
-        status,
-        layout(
-            "Agents",
-            Some(csrf),
-            &format!(
-                "<p class=\"err\">{}</p><p><a href=\"/account/agents\">Back</a></p>",
-                esc(message)
-            ),
-        ),
-    )
-}
-
-/// `POST /account/agents`: create an agent; its key is shown once.
-pub(crate) async fn create_agent(
-    State(web): State<Web>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let form = Form::parse(&body);
-    let account_id = match post_session(&web, &headers, &form).await {
-        Ok(id) => id,
-        Err(r) => return r,
-    };
-    let kind = match form.get("kind") {
-        Some("integration") => Kind::Integration,
-        _ => Kind::Agent,
-    };
-    let csrf = web.session_csrf(&headers).unwrap_or_default();
-    match admin::create_agent(
-        &web.services.store,
-        web.services.random.as_ref(),
-        web.services.now(),
-        account_id,
-        form.get("name").unwrap_or(""),
-        kind,
-    )
-    .await
-    {
-        Ok(issued) => key_shown_once(
-            &web,
-            &csrf,
-            &issued.agent,
-            &issued.service_key,
-            "Agent created.",
-        ),
-        Err(admin::AdminError::Invalid(message)) => {
-            agent_refused(StatusCode::BAD_REQUEST, &csrf, &message)
-        }
-        Err(admin::AdminError::Allowance(message)) => {
-            agent_refused(StatusCode::FORBIDDEN, &csrf, &message)
-        }
-        Err(e) => store_failed(e),
-    }
-}
-
-/// `POST /account/agents/{public_id}/{rotate|revoke|suspend|resume|scopes}`. An agent that
-/// does not exist and one another account owns get the same 404.
-pub(crate) async fn agent_action(
-    State(web): State<Web>,
-    Path((public_id, action)): Path<(String, String)>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let form = Form::parse(&body);
-    let account_id = match post_session(&web, &headers, &form).await {
-        Ok(id) => id,
-        Err(r) => return r,
-    };
-    let store = &web.services.store;
-    let agent = match store.agent_by_public_id(&public_id).await {
-        Ok(Some(a)) if a.owner_account_id == account_id => a,
-        Ok(_) => return not_found(),
-        Err(e) => return store_failed(e),
-    };
-    let done = |what: &str| see_other(&format!("/account/agents?done={what}"), None);
-    match action.as_str() {
-        "rotate" => {
-            match admin::rotate_key(store, web.services.random.as_ref(), &public_id).await {
-                Ok(key) => {
-                    let csrf = web.session_csrf(&headers).unwrap_or_default();
-                    key_shown_once(
-                        &web,
-                        &csrf,
-                        &agent,
-                        &key,
-                        "New service key issued; the old one no longer works.",
-                    )
-                }
-                Err(e) => store_failed(e),
-            }
-        }
-        "revoke" => match admin::revoke_key(store, &public_id).await {
-            Ok(()) => done("revoked"),
-            Err(e) => store_failed(e),
-        },
-        "suspend" | "resume" => {
-            let suspend = action == "suspend";
-            match admin::set_suspended(store, &public_id, suspend).await {
-                Ok(()) => done(if suspend { "suspended" } else { "resumed" }),
-                Err(e) => store_failed(e),
-            }
-        }
-        "scopes" => {
-            let wanted = form.all("scope");
-            if wanted.is_empty()
-                || wanted
-                    .iter()
-                    .any(|s| !STANDARD_SCOPES.contains(&s.as_str()))
-            {
-                return html(
-                    StatusCode::BAD_REQUEST,
-                    layout(
-                        "Agents",
-                        web.session_csrf(&headers).as_deref(),
-                        "<p class=\"err\">Tick at least one of the five standard capabilities \
-                         (a service key never carries <code>account:email</code>).</p>\
-                         <p><a href=\"/account/agents\">Back</a></p>",
-                    ),
-                );
-            }
-            match admin::set_key_scopes(store, &public_id, &wanted).await {
-                Ok(()) => done("scopes"),
-                Err(e) => store_failed(e),
-            }
-        }
         _ => not_found(),
     }
 }
@@ -625,27 +478,32 @@ pub(crate) async fn activity(
         Err(e) => return store_failed(e),
     };
     body.push_str("<h2>Recent calls</h2>");
-    if recent.is_empty() {
-        body.push_str("<p class=\"muted\">No calls yet.</p>");
-    } else {
-        body.push_str(
-            "<table><tr><th>When</th><th>request_id</th><th>Door</th><th>Tool</th><th>Outcome</th><th>ms</th></tr>",
-        );
-        for e in &recent {
-            body.push_str(&format!(
-                "<tr><td>{}</td><td><a href=\"/account/activity?request_id={id}\"><code>{id}</code></a></td>\
-                 <td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
-                iso(e.created_at),
-                esc(&e.door),
-                esc(e.tool.as_deref().unwrap_or("-")),
-                esc(e.error_code.as_deref().unwrap_or("ok")),
-                e.duration_ms,
-                id = e.request_id,
-            ));
-        }
-        body.push_str("</table>");
-    }
+    body.push_str(&calls_table(&recent));
     html(StatusCode::OK, layout("Activity", Some(&csrf), &body))
+}
+
+/// Audited calls as a table, each linking to its Activity entry.
+pub(super) fn calls_table(calls: &[AuditEntry]) -> String {
+    if calls.is_empty() {
+        return "<p class=\"muted\">No calls yet.</p>".to_owned();
+    }
+    let mut out = String::from(
+        "<table><tr><th>When</th><th>request_id</th><th>Door</th><th>Tool</th><th>Outcome</th><th>ms</th></tr>",
+    );
+    for e in calls {
+        out.push_str(&format!(
+            "<tr><td>{}</td><td><a href=\"/account/activity?request_id={id}\"><code>{id}</code></a></td>\
+             <td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+            iso(e.created_at),
+            esc(&e.door),
+            esc(e.tool.as_deref().unwrap_or("-")),
+            esc(e.error_code.as_deref().unwrap_or("ok")),
+            e.duration_ms,
+            id = e.request_id,
+        ));
+    }
+    out.push_str("</table>");
+    out
 }
 
 /// `GET /account/refusals`: refused credentials at the account's doors and of its grants.
@@ -658,10 +516,16 @@ pub(crate) async fn refusals(State(web): State<Web>, headers: HeaderMap) -> Resp
         Ok(a) => a,
         Err(e) => return store_failed(e),
     };
-    let grants: Vec<String> = match web.oauth.server.connections(&account_id.to_string()).await {
+    let account = account_id.to_string();
+    let since = web.services.now() - REFUSAL_DAYS * DAY_MS;
+    let mut grants: Vec<String> = match web.oauth.server.connections(&account).await {
         Ok(l) => l.into_iter().map(|c| c.grant_id).collect(),
         Err(e) => return store_failed(e),
     };
+    match web.oauth.server.disconnections(&account, since).await {
+        Ok(l) => grants.extend(l.into_iter().map(|d| d.connection.grant_id)),
+        Err(e) => return store_failed(e),
+    }
     let rows = match refusal_rows(&web, &agents, &grants).await {
         Ok(r) => r,
         Err(r) => return r,

@@ -6,6 +6,7 @@
 //! (sessions, connections) and the admin functions (agents); this module renders and routes.
 
 mod account;
+mod agents;
 mod docs;
 pub mod markdown;
 mod signin;
@@ -112,19 +113,15 @@ pub fn router(web: Web) -> Router {
         .route("/signin", get(signin::get).post(signin::post))
         .route("/signout", post(signin::sign_out))
         .route("/account", get(account::overview))
+        .route("/account/timezone", post(account::set_timezone))
         .route("/account/connections", get(account::connections))
         .route(
             "/account/connections/{grant}/{action}",
             post(account::connection_action),
         )
-        .route(
-            "/account/agents",
-            get(account::agents).post(account::create_agent),
-        )
-        .route(
-            "/account/agents/{public_id}/{action}",
-            post(account::agent_action),
-        )
+        .route("/account/agents", get(agents::list).post(agents::create))
+        .route("/account/agents/{public_id}", get(agents::page))
+        .route("/account/agents/{public_id}/{action}", post(agents::action))
         .route("/account/activity", get(account::activity))
         .route("/account/refusals", get(account::refusals))
         .route("/docs", get(docs::index))

@@ -5,6 +5,7 @@
 // The whole binary is test code.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod account_pages;
 mod auth;
 mod browser;
 mod cluster;

@@ -116,6 +116,8 @@ pub struct Options {
     pub seed: u64,
     /// Redis for the door's admission, shared by instances.
     pub redis_url: Option<String>,
+    /// Where client addresses come from (a proxy header in the refusal tests).
+    pub address_source: elixir::AddressSource,
 }
 
 impl Default for Options {
@@ -127,6 +129,7 @@ impl Default for Options {
             world: None,
             seed: 1,
             redis_url: None,
+            address_source: elixir::AddressSource::Peer,
         }
     }
 }
@@ -152,6 +155,7 @@ pub async fn spawn_with(url: &str, options: Options) -> Server {
         settings: Settings {
             public_url: ORIGIN.into(),
             hourly_rate: options.hourly_rate,
+            address_source: options.address_source.clone(),
         },
         ..ServeConfig::default()
     };
@@ -178,7 +182,7 @@ pub async fn spawn_with(url: &str, options: Options) -> Server {
                 .await
                 .expect("oauth store");
             let parts = elixir::oauth::build_server(
-                ORIGIN,
+                &config.settings,
                 Arc::clone(&store),
                 oauth_store,
                 &elixir::oauth::OAuthSettings {

@@ -230,6 +230,12 @@ pub trait OAuthStore: Send + Sync + 'static {
     async fn grant(&self, id: &str) -> Result<Option<GrantRecord>, StoreError>;
     /// Live (unrevoked) grants of an account, oldest first.
     async fn account_grants(&self, account_id: &str) -> Result<Vec<GrantRecord>, StoreError>;
+    /// Grants of an account revoked at or after `since`, most recently revoked first.
+    async fn revoked_account_grants(
+        &self,
+        account_id: &str,
+        since: Millis,
+    ) -> Result<Vec<GrantRecord>, StoreError>;
     /// Replaces a live grant's scopes; false when it is revoked or unknown.
     async fn set_grant_scopes(
         &self,

@@ -388,6 +388,24 @@ macro_rules! oauth_sql_store {
                     rows.iter().map(sql::grant).collect()
                 }
 
+                async fn revoked_account_grants(
+                    &self,
+                    account_id: &str,
+                    since: Millis,
+                ) -> Result<Vec<GrantRecord>, StoreError> {
+                    let statement = format!(
+                        "SELECT {} FROM oauth_grants g WHERE g.account_id = $1 \
+                         AND g.revoked_at >= $2 ORDER BY g.revoked_at DESC, g.id",
+                        sql::GRANT_COLUMNS
+                    );
+                    let rows = sqlx::query(&statement)
+                        .bind(account_id)
+                        .bind(since)
+                        .fetch_all(&self.pool)
+                        .await?;
+                    rows.iter().map(sql::grant).collect()
+                }
+
                 async fn set_grant_scopes(
                     &self,
                     id: &str,
