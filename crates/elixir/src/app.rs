@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use axum::Router;
 use mcp_door::{
-    Admission, Clock, Door, DoorConfig, Limits, LocalAdmission, PreAuthGate, RedisAdmission,
+    Admission, Clock, Door, DoorConfig, Limits, LocalAdmission, Metrics, PreAuthGate,
+    RedisAdmission,
 };
 use tokio::net::TcpListener;
 
@@ -41,6 +42,8 @@ pub struct ServeConfig {
     /// The authorization server (consent, tokens) and the account pages.
     pub oauth: OAuthSettings,
     pub drain_timeout: Duration,
+    /// Where `GET /metrics` (Prometheus) is served; `None`: not served (still counted).
+    pub metrics_bind: Option<SocketAddr>,
 }
 
 impl Default for ServeConfig {
@@ -62,6 +65,7 @@ impl Default for ServeConfig {
             settings: Settings::default(),
             oauth: OAuthSettings::default(),
             drain_timeout: Duration::from_secs(30),
+            metrics_bind: None,
         }
     }
 }
@@ -106,6 +110,8 @@ pub struct AppState {
     pub verifier: Option<Arc<dyn AccessTokenVerifier>>,
     /// mcp-oauth, once wired: its endpoints and the account pages are served beside the doors.
     pub oauth: Option<OAuthParts>,
+    /// Counts of the three doors and the pool, for `GET /metrics`.
+    pub metrics: Arc<Metrics>,
 }
 
 impl AppState {
@@ -137,6 +143,9 @@ impl AppState {
             )),
         };
         let content = Content::load(&tools::docs_sections(&specs)).map_err(StartError::Content)?;
+        let metrics = Arc::new(Metrics::new());
+        let pool = Arc::clone(&store);
+        metrics.sample_pool("elixir", move || pool.pool_use());
         let services = Arc::new(Services {
             audit: AuditWriter::spawn(Arc::clone(&store)),
             store,
@@ -157,6 +166,7 @@ impl AppState {
             door: config.door.clone(),
             verifier: None,
             oauth: None,
+            metrics,
         })
     }
 
@@ -255,7 +265,8 @@ pub fn app(state: &AppState) -> Result<Router, StartError> {
         .with_resources(docs.clone())
         .with_prompts(docs.clone())
         .with_audit(audit.clone())
-        .with_method_gate(gate.clone());
+        .with_method_gate(gate.clone())
+        .with_metrics(Arc::clone(&state.metrics));
         router = router.merge(door.router());
     }
     if let Some(oauth) = &state.oauth {
@@ -298,6 +309,10 @@ pub async fn run(
     let purge = crate::oauth::spawn_purge(parts.server, config.oauth.purge_every, cancel.clone());
     tracing::info!(address = %listener.local_addr()?, issuer = %state.services.settings.public_url, "elixir serving /mcp, /a/{{public_id}}/mcp, /i/{{public_id}}/mcp, OAuth and the account pages");
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    if let Some(bind) = config.metrics_bind {
+        let metrics_listener = TcpListener::bind(bind).await?;
+        mcp_door::metrics::serve(&state.metrics, metrics_listener, stop_rx.clone())?;
+    }
     let server = axum::serve(
         listener,
         router.into_make_service_with_connect_info::<SocketAddr>(),

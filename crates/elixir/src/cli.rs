@@ -103,6 +103,10 @@ pub struct ServeArgs {
     /// Set it only when every request arrives through that proxy, or clients can forge it.
     #[arg(long, env = "ELIXIR_CLIENT_ADDRESS_HEADER", value_parser = parse_header_name)]
     pub client_address_header: Option<String>,
+    /// Serve Prometheus `GET /metrics` on this address (keep it on the operators' network;
+    /// it is not served beside the doors). Unset: not served.
+    #[arg(long, env = "ELIXIR_METRICS_BIND")]
+    pub metrics_bind: Option<SocketAddr>,
     /// Database connections in the pool.
     #[arg(long, env = "ELIXIR_DB_MAX_CONNECTIONS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
     pub db_max_connections: u32,
@@ -304,6 +308,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     },
                 },
                 oauth: oauth_settings(&args)?,
+                metrics_bind: args.metrics_bind,
                 ..ServeConfig::default()
             };
             let listener = tokio::net::TcpListener::bind(args.bind)

@@ -25,6 +25,7 @@ use crate::framing::{self, FramingError, JsonLimits, Message};
 use crate::gate::{GateRefusal, GateRequest, GateStage, MethodGate};
 use crate::hooks::{PromptProvider, ResourceProvider, RpcFailure};
 use crate::jsonrpc;
+use crate::metrics::Metrics;
 
 /// Protocol versions negotiated in `initialize`, oldest first.
 pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 2] = ["2025-06-18", "2025-11-25"];
@@ -130,6 +131,7 @@ struct Inner {
     prompts: Option<Arc<dyn PromptProvider>>,
     audit: Arc<dyn AuditSink>,
     gate: Option<Arc<dyn MethodGate>>,
+    metrics: Option<Arc<Metrics>>,
 }
 
 /// One authenticated MCP endpoint.
@@ -159,6 +161,7 @@ impl Door {
                 prompts: None,
                 audit: Arc::new(TracingAudit),
                 gate: None,
+                metrics: None,
             },
         }
     }
@@ -193,6 +196,13 @@ impl Door {
     /// resolved `tools/call`); see [`MethodGate`].
     pub fn with_method_gate(mut self, gate: Arc<dyn MethodGate>) -> Self {
         self.inner.gate = Some(gate);
+        self
+    }
+
+    /// Counts every request and admission refusal of this door in `metrics` (share one
+    /// [`Metrics`] across a process's doors).
+    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
+        self.inner.metrics = Some(metrics);
         self
     }
 
@@ -347,6 +357,13 @@ async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
     record.http_status = response.status().as_u16();
     record.response_bytes = bytes;
     record.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    if let Some(metrics) = &inner.metrics {
+        let known = record
+            .tool
+            .as_deref()
+            .is_some_and(|t| inner.catalog.get(t).is_some());
+        metrics.observe(&record, known);
+    }
     inner.audit.record(record);
     response
 }
@@ -406,6 +423,20 @@ impl http_body::Body for HoldBody {
     }
 }
 
+impl Inner {
+    /// The answer to an admission refusal, counted.
+    fn refuse(&self, e: &AdmissionError) -> Reply {
+        if let Some(metrics) = &self.metrics {
+            let reason = match e {
+                AdmissionError::Limited { reason, .. } => reason,
+                AdmissionError::Unavailable(_) => "admission backend unavailable",
+            };
+            metrics.refused(&self.path, reason);
+        }
+        Reply::admission(e)
+    }
+}
+
 async fn process(
     inner: &Inner,
     request: Request,
@@ -418,7 +449,7 @@ async fn process(
     // 1. pre-auth gate, held only while authenticating
     let pre = match inner.pre_auth.try_enter() {
         Ok(p) => p,
-        Err(e) => return (Reply::admission(&e), None),
+        Err(e) => return (inner.refuse(&e), None),
     };
     // 2. authenticate from the headers alone
     let peer = parts
@@ -484,7 +515,7 @@ async fn process(
     // the response is complete
     let permit = match inner.admission.admit(&principal.credential).await {
         Ok(p) => p,
-        Err(e) => return (Reply::admission(&e), None),
+        Err(e) => return (inner.refuse(&e), None),
     };
     let reply = admitted(inner, &parts, body, principal, request_id, record).await;
     (reply, Some(permit))
@@ -867,7 +898,8 @@ async fn call_tool(
     }
 }
 
-/// A short label of an `isError` result for the audit: its leading status or code word.
+/// A short label of an `isError` result for the audit: the `error.code` of a JSON error
+/// body (`{"error":{"code":"bad_request",…}}`), else the text's leading status or code word.
 fn tool_error_label(result: &CallToolResult) -> String {
     let text = result
         .content
@@ -875,6 +907,15 @@ fn tool_error_label(result: &CallToolResult) -> String {
         .and_then(|c| c.as_text())
         .map(|t| t.text.as_str())
         .unwrap_or_default();
+    if text.starts_with('{')
+        && let Ok(body) = serde_json::from_str::<Value>(text)
+        && let Some(code) = body
+            .pointer("/error/code")
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty())
+    {
+        return code.chars().take(40).collect();
+    }
     text.split([':', ' '])
         .next()
         .filter(|s| !s.is_empty())

@@ -18,6 +18,7 @@ pub mod framing;
 pub mod gate;
 pub mod hooks;
 pub mod jsonrpc;
+pub mod metrics;
 pub mod random;
 
 pub use admission::{
@@ -32,6 +33,7 @@ pub use clock::{Clock, FakeClock, SystemClock};
 pub use door::{Door, DoorConfig, Presenter, SUPPORTED_PROTOCOL_VERSIONS};
 pub use gate::{GateRefusal, GateRequest, GateStage, MethodGate};
 pub use hooks::{PromptProvider, ResourceProvider, RpcFailure};
+pub use metrics::{Metrics, PoolUse};
 pub use random::{OsRandom, Random};
 
 /// Re-exported so products build tool results and annotations with the same wire types.

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use axum::Router;
 use mcp_door::{
-    Admission, Clock, Door, DoorConfig, Limits, LocalAdmission, PreAuthGate, RedisAdmission,
+    Admission, Clock, Door, DoorConfig, Limits, LocalAdmission, Metrics, PreAuthGate,
+    RedisAdmission,
 };
 use tokio::net::TcpListener;
 
@@ -30,6 +31,8 @@ pub struct ServeConfig {
     pub drain_timeout: Duration,
     /// The public base URL; when it is https, session cookies are always `Secure`.
     pub public_url: Option<String>,
+    /// Where `GET /metrics` (Prometheus) is served; `None`: not served (still counted).
+    pub metrics_bind: Option<SocketAddr>,
 }
 
 impl Default for ServeConfig {
@@ -44,6 +47,7 @@ impl Default for ServeConfig {
             door: DoorConfig::default(),
             drain_timeout: Duration::from_secs(30),
             public_url: None,
+            metrics_bind: None,
         }
     }
 }
@@ -73,6 +77,8 @@ pub struct AppState {
     pub door: DoorConfig,
     /// Session cookies are `Secure` for every request (the public URL is https).
     pub secure_cookies: bool,
+    /// Counts of both doors and the pool, for `GET /metrics`.
+    pub metrics: Arc<Metrics>,
 }
 
 impl AppState {
@@ -92,8 +98,12 @@ impl AppState {
                 Arc::clone(&clock),
             )),
         };
+        let metrics = Arc::new(Metrics::new());
+        let pool = Arc::clone(&store);
+        metrics.sample_pool("sidequest", move || pool.pool_use());
         let service = Arc::new(PlayService::new(store, clock, random));
         Ok(Self {
+            metrics,
             campaign: Arc::new(CampaignService::new(Arc::clone(&service))),
             service,
             admission,
@@ -120,7 +130,8 @@ pub fn app(state: AppState) -> Result<Router, StartError> {
         Arc::new(PlayerPresenter),
     )
     .with_config(state.door.clone())
-    .with_pre_auth(state.pre_auth.clone());
+    .with_pre_auth(state.pre_auth.clone())
+    .with_metrics(Arc::clone(&state.metrics));
     let author_door = crate::mcp::author::router(&state)?;
     Ok(Router::new()
         .merge(player_door.router())
@@ -140,9 +151,14 @@ pub async fn run(
     let store = store::connect(&config.database_url, &config.db).await?;
     store.migrate().await?;
     let state = AppState::new(store, &config, clock, random).await?;
+    let metrics = Arc::clone(&state.metrics);
     let router = app(state)?;
     tracing::info!(address = %listener.local_addr()?, "sidequest serving /play/mcp, /mcp and /api");
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    if let Some(bind) = config.metrics_bind {
+        let listener = TcpListener::bind(bind).await?;
+        mcp_door::metrics::serve(&metrics, listener, stop_rx.clone())?;
+    }
     let server = axum::serve(
         listener,
         router.into_make_service_with_connect_info::<SocketAddr>(),

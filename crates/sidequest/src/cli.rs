@@ -98,6 +98,10 @@ pub struct ServeArgs {
     /// (they are also `Secure` on any request with `X-Forwarded-Proto: https`).
     #[arg(long, env = "SIDEQUEST_PUBLIC_URL")]
     pub public_url: Option<String>,
+    /// Serve Prometheus `GET /metrics` on this address (keep it on the operators' network;
+    /// it is not served beside the doors). Unset: not served.
+    #[arg(long, env = "SIDEQUEST_METRICS_BIND")]
+    pub metrics_bind: Option<SocketAddr>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -235,6 +239,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 pre_auth_concurrency: args.pre_auth_concurrency as usize,
                 db: db_options(Some(&args)),
                 public_url: args.public_url.clone(),
+                metrics_bind: args.metrics_bind,
                 ..ServeConfig::default()
             };
             let listener = tokio::net::TcpListener::bind(args.bind)

@@ -190,6 +190,8 @@ impl Window {
 pub trait Store: Send + Sync + 'static {
     async fn migrate(&self) -> Result<(), StoreError>;
     async fn ping(&self) -> Result<(), StoreError>;
+    /// Open and idle connections of the pool, for the metrics.
+    fn pool_use(&self) -> mcp_door::PoolUse;
 
     async fn create_account(&self, account: &Account) -> Result<(), StoreError>;
     async fn account(&self, id: Uuid) -> Result<Option<Account>, StoreError>;

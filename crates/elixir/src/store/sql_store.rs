@@ -78,6 +78,13 @@ macro_rules! sql_store {
                     Ok(self.pool.acquire().await?.ping().await?)
                 }
 
+                fn pool_use(&self) -> mcp_door::PoolUse {
+                    mcp_door::PoolUse {
+                        size: self.pool.size(),
+                        idle: u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX),
+                    }
+                }
+
                 async fn create_account(&self, a: &Account) -> Result<(), StoreError> {
                     sqlx::query(concat!(
                         "INSERT INTO accounts (",

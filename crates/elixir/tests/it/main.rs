@@ -15,6 +15,7 @@ mod errors;
 mod feedback;
 mod initialize;
 mod limits;
+mod metrics;
 mod oauth;
 mod pages;
 mod python_oauth;

@@ -14,6 +14,7 @@ mod framing;
 mod gate;
 mod lifecycle;
 mod listener;
+mod metrics;
 mod redis;
 mod support;
 mod tools;

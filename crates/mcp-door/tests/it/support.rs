@@ -289,6 +289,7 @@ pub struct ToyBuilder {
     audit: Option<Arc<dyn AuditSink>>,
     resources: bool,
     presenter: Option<Arc<dyn Presenter>>,
+    metrics: Option<Arc<mcp_door::Metrics>>,
 }
 
 impl Toy {
@@ -306,6 +307,7 @@ impl Toy {
             audit: None,
             resources: false,
             presenter: None,
+            metrics: None,
         }
     }
 
@@ -356,6 +358,10 @@ impl ToyBuilder {
         self.resources = true;
         self
     }
+    pub fn metrics(mut self, metrics: Arc<mcp_door::Metrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
 
     pub fn build(self) -> Toy {
         let clock = FakeClock::new(1_700_000_000_000);
@@ -381,6 +387,9 @@ impl ToyBuilder {
         }
         if self.resources {
             door = door.with_resources(Arc::new(ToyResources));
+        }
+        if let Some(metrics) = self.metrics {
+            door = door.with_metrics(metrics);
         }
         Toy {
             router: door.router(),

@@ -169,6 +169,7 @@ pub fn router(state: &AppState) -> Result<Router, StartError> {
         Arc::new(AuthorPresenter),
     )
     .with_config(state.door.clone())
-    .with_pre_auth(state.pre_auth.clone());
+    .with_pre_auth(state.pre_auth.clone())
+    .with_metrics(Arc::clone(&state.metrics));
     Ok(door.router())
 }

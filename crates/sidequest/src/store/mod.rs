@@ -223,6 +223,8 @@ pub trait Store: Send + Sync + 'static {
     async fn migrate(&self) -> Result<(), StoreError>;
     /// A cheap round trip, for readiness.
     async fn ping(&self) -> Result<(), StoreError>;
+    /// Open and idle connections of the pool, for the metrics.
+    fn pool_use(&self) -> mcp_door::PoolUse;
 
     /// Creates a user; a taken username is `Conflict`.
     async fn create_user(&self, user: &NewUser) -> Result<User, StoreError>;

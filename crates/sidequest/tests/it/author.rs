@@ -58,7 +58,7 @@ async fn new_user(server: &Server, username: &str, is_gm: bool) -> User {
 }
 
 /// A server, the demo world and an author client of its GM.
-async fn setup(url: &str) -> (Server, DemoCreated, Client) {
+pub(crate) async fn setup(url: &str) -> (Server, DemoCreated, Client) {
     let server = support::spawn(url).await;
     let world = support::world(&server, 1).await;
     let (_, token) = author_token(&server.service, &world.gm).await;

@@ -7,6 +7,7 @@
 mod author;
 mod cluster;
 mod crash;
+mod metrics;
 mod outage;
 mod player;
 mod python_sdk;

@@ -35,6 +35,7 @@ pub struct Server {
     pub clock: FakeClock,
     pub service: Arc<PlayService>,
     pub store: SharedStore,
+    pub metrics: Arc<mcp_door::Metrics>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
@@ -85,6 +86,7 @@ pub async fn spawn_with(url: &str, mut config: ServeConfig, seed: u64) -> Server
     .await
     .expect("state");
     let service = Arc::clone(&state.service);
+    let metrics = Arc::clone(&state.metrics);
     let router = app::app(state).expect("router");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -106,6 +108,7 @@ pub async fn spawn_with(url: &str, mut config: ServeConfig, seed: u64) -> Server
         clock,
         service,
         store,
+        metrics,
         shutdown: Some(tx),
     }
 }

@@ -1,0 +1,296 @@
+//! Prometheus metrics of the doors: requests by door, method, tool and outcome with their
+//! latency, admission refusals by reason, and gauges a product samples at scrape time (its
+//! database pool); served in the OpenMetrics text format by [`Metrics::router`].
+//!
+//! Every label value comes from a closed set, so a caller cannot grow the series: the door is
+//! its route pattern, the method one of the MCP methods (else `other`), the tool a name in the
+//! door's catalog (else `unknown`), the outcome `ok` or the audit's error label (an HTTP
+//! status, a JSON-RPC code, or the product's closed error word; anything that is not a plain
+//! word becomes `other`), the refusal reason a static string of the admission layer.
+
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use http::{StatusCode, header};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use crate::audit::AuditRecord;
+
+/// The methods counted by name; anything else is `other`.
+const METHODS: [&str; 12] = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "prompts/list",
+    "prompts/get",
+    "notifications/initialized",
+    "notifications/cancelled",
+    "batch",
+];
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    door: String,
+    method: String,
+    tool: String,
+    outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LatencyLabels {
+    door: String,
+    method: String,
+    tool: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RefusalLabels {
+    door: String,
+    reason: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PoolLabels {
+    pool: String,
+    state: String,
+}
+
+/// A product's error word as a label value: kept when it is a plain word (letters, digits,
+/// `_`, `-`, `.`, at most 40), else `other`, so no caller text reaches the exposition.
+fn label_value(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word.len() <= 40
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if plain {
+        word.to_owned()
+    } else {
+        "other".to_owned()
+    }
+}
+
+/// What a pool reports at scrape time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolUse {
+    /// Open connections.
+    pub size: u32,
+    /// Of those, idle.
+    pub idle: u32,
+}
+
+type PoolSampler = Box<dyn Fn() -> PoolUse + Send + Sync>;
+
+/// The metrics of one server process, shared by its doors.
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<LatencyLabels, Histogram>,
+    refusals: Family<RefusalLabels, Counter>,
+    pools: Family<PoolLabels, Gauge>,
+    samplers: Mutex<Vec<(String, PoolSampler)>>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// A registry with the door families registered (prefix `mcp_door_`).
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("mcp_door");
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "requests",
+            "Requests by door, method, tool and outcome",
+            requests.clone(),
+        );
+        let latency = Family::<LatencyLabels, Histogram>::new_with_constructor(
+            (|| Histogram::new(exponential_buckets(0.001, 2.0, 15))) as fn() -> Histogram,
+        );
+        registry.register(
+            "request_duration_seconds",
+            "Time from the request to its complete response, by door, method and tool",
+            latency.clone(),
+        );
+        let refusals = Family::<RefusalLabels, Counter>::default();
+        registry.register(
+            "admission_refusals",
+            "Requests refused by the admission layer, by door and reason",
+            refusals.clone(),
+        );
+        let pools = Family::<PoolLabels, Gauge>::default();
+        registry.register(
+            "pool_connections",
+            "Database pool connections by pool and state (open, idle, in use)",
+            pools.clone(),
+        );
+        Self {
+            registry,
+            requests,
+            latency,
+            refusals,
+            pools,
+            samplers: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Samples `pool` at every scrape (`pool` names it in the `pool` label).
+    pub fn sample_pool(&self, pool: &str, sampler: impl Fn() -> PoolUse + Send + Sync + 'static) {
+        if let Ok(mut samplers) = self.samplers.lock() {
+            samplers.push((pool.to_owned(), Box::new(sampler)));
+        }
+    }
+
+    /// Counts one finished request. `known_tool` says whether the audited tool name is in the
+    /// door's catalog.
+    pub(crate) fn observe(&self, record: &AuditRecord, known_tool: bool) {
+        let method = match record.method.as_deref() {
+            Some(m) if METHODS.contains(&m) => m.to_owned(),
+            Some(_) => "other".to_owned(),
+            None => "-".to_owned(),
+        };
+        let tool = match &record.tool {
+            Some(t) if known_tool => t.clone(),
+            Some(_) => "unknown".to_owned(),
+            None => "-".to_owned(),
+        };
+        let outcome = record
+            .error
+            .as_deref()
+            .map_or_else(|| "ok".to_owned(), label_value);
+        self.requests
+            .get_or_create(&RequestLabels {
+                door: record.door.clone(),
+                method: method.clone(),
+                tool: tool.clone(),
+                outcome,
+            })
+            .inc();
+        #[allow(clippy::cast_precision_loss)]
+        let seconds = record.duration_ms as f64 / 1000.0;
+        self.latency
+            .get_or_create(&LatencyLabels {
+                door: record.door.clone(),
+                method,
+                tool,
+            })
+            .observe(seconds);
+    }
+
+    /// Counts one admission refusal.
+    pub(crate) fn refused(&self, door: &str, reason: &str) {
+        self.refusals
+            .get_or_create(&RefusalLabels {
+                door: door.to_owned(),
+                reason: reason.to_owned(),
+            })
+            .inc();
+    }
+
+    /// The OpenMetrics text of every family, pools sampled now.
+    pub fn render(&self) -> Result<String, std::fmt::Error> {
+        if let Ok(samplers) = self.samplers.lock() {
+            for (pool, sample) in samplers.iter() {
+                let used = sample();
+                for (state, value) in [
+                    ("open", used.size),
+                    ("idle", used.idle),
+                    ("in_use", used.size.saturating_sub(used.idle)),
+                ] {
+                    self.pools
+                        .get_or_create(&PoolLabels {
+                            pool: pool.clone(),
+                            state: state.to_owned(),
+                        })
+                        .set(i64::from(value));
+                }
+            }
+        }
+        let mut out = String::new();
+        encode(&mut out, &self.registry)?;
+        Ok(out)
+    }
+
+    /// `GET /metrics`. Serve it on a listener of its own (operators' network), not beside
+    /// the doors.
+    pub fn router(self: &Arc<Self>) -> Router {
+        Router::new()
+            .route("/metrics", get(scrape))
+            .with_state(Arc::clone(self))
+    }
+}
+
+/// Serves [`Metrics::router`] on `listener` in a task of its own until `stop` turns true.
+/// The caller binds, so a bad address fails the server's start.
+pub fn serve(
+    metrics: &Arc<Metrics>,
+    listener: tokio::net::TcpListener,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> std::io::Result<()> {
+    tracing::info!(address = %listener.local_addr()?, "serving GET /metrics");
+    let router = metrics.router();
+    tokio::spawn(async move {
+        let served = axum::serve(listener, router)
+            .with_graceful_shutdown(async move {
+                let _ = stop.wait_for(|s| *s).await;
+            })
+            .await;
+        if let Err(e) = served {
+            tracing::warn!(error = %e, "metrics listener failed");
+        }
+    });
+    Ok(())
+}
+
+async fn scrape(State(metrics): State<Arc<Metrics>>) -> Response {
+    match metrics.render() {
+        Ok(text) => (
+            [(
+                header::CONTENT_TYPE,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            )],
+            text,
+        )
+            .into_response(),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::label_value;
+
+    #[test]
+    fn only_plain_words_become_label_values() {
+        assert_eq!(label_value("bad_request"), "bad_request");
+        assert_eq!(label_value("-32602"), "-32602");
+        assert_eq!(label_value("422"), "422");
+        assert_eq!(label_value("{\"error\""), "other");
+        assert_eq!(label_value("a b"), "other");
+        assert_eq!(label_value(""), "other");
+        assert_eq!(label_value(&"x".repeat(40)), "x".repeat(40));
+        assert_eq!(label_value(&"x".repeat(41)), "other");
+    }
+}
