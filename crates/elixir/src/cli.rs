@@ -101,7 +101,7 @@ pub struct ServeArgs {
     /// `cloudfront-viewer-address`; its first comma-separated item is used). Refusal counts
     /// and the per-address sign-in and registration limits key on it. Unset: the TCP peer.
     /// Set it only when every request arrives through that proxy, or clients can forge it.
-    #[arg(long, env = "ELIXIR_CLIENT_ADDRESS_HEADER", value_parser = parse_header_name)]
+    #[arg(long, env = "ELIXIR_CLIENT_ADDRESS_HEADER", value_parser = mcp_door::address::parse_header_name)]
     pub client_address_header: Option<String>,
     /// Serve Prometheus `GET /metrics` on this address (keep it on the operators' network;
     /// it is not served beside the doors). Unset: not served.
@@ -110,13 +110,6 @@ pub struct ServeArgs {
     /// Database connections in the pool.
     #[arg(long, env = "ELIXIR_DB_MAX_CONNECTIONS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
     pub db_max_connections: u32,
-}
-
-/// A header name for `--client-address-header`, lower-cased.
-fn parse_header_name(value: &str) -> Result<String, String> {
-    http::HeaderName::from_bytes(value.trim().as_bytes())
-        .map(|h| h.as_str().to_owned())
-        .map_err(|_| format!("{value:?} is not an HTTP header name"))
 }
 
 /// A secret flag value (SMTP URL with credentials, the OAuth secret): `Debug` never shows it.
@@ -302,10 +295,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 settings: Settings {
                     public_url: args.public_url.clone(),
                     hourly_rate: args.hourly_rate,
-                    address_source: match &args.client_address_header {
-                        Some(name) => AddressSource::Header(name.clone()),
-                        None => AddressSource::Peer,
-                    },
+                    address_source: AddressSource::from_header(args.client_address_header.clone()),
                 },
                 oauth: oauth_settings(&args)?,
                 metrics_bind: args.metrics_bind,

@@ -8,6 +8,7 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod address;
 pub mod admission;
 pub mod audit;
 pub mod auth;
@@ -21,6 +22,7 @@ pub mod jsonrpc;
 pub mod metrics;
 pub mod random;
 
+pub use address::{AddressSource, client_address};
 pub use admission::{
     Admission, AdmissionError, Limits, LocalAdmission, Permit, PreAuthGate, RedisAdmission,
 };

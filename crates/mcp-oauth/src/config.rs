@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use mcp_door::AddressSource;
+
 use crate::error::ConfigError;
 
 /// A server secret (the HMAC key of the six-digit codes and refresh successors). `Debug`
@@ -26,17 +28,6 @@ impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Secret(<redacted>)")
     }
-}
-
-/// Where the client's address (for per-address limits and refusal counts) comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum AddressSource {
-    /// The TCP peer (`axum::extract::ConnectInfo<SocketAddr>`); "unknown" when absent.
-    Peer,
-    /// The first comma-separated item of this request header, set by a trusted proxy
-    /// (e.g. `cloudfront-viewer-address`); falls back to the peer.
-    Header(String),
 }
 
 /// The one-time email code.

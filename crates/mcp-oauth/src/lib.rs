@@ -24,7 +24,8 @@ pub mod store;
 mod authorize;
 mod grants;
 mod http;
-pub use http::client_address;
+/// Re-exported from the platform, where the doors use it too.
+pub use mcp_door::{AddressSource, client_address};
 mod register;
 mod resource;
 mod server;
@@ -33,7 +34,7 @@ mod token;
 #[cfg(feature = "cimd-fetch")]
 pub use cimd::HttpsFetcher;
 pub use cimd::{ClientMetadata, FetchError, MetadataFetcher};
-pub use config::{AddressSource, AuthServerConfig, EmailCodePolicy, RegistrationPolicy, Secret};
+pub use config::{AuthServerConfig, EmailCodePolicy, RegistrationPolicy, Secret};
 pub use directory::{
     Account, AccountDirectory, Consent, DirectoryError, Door, ResourceDirectory, Subject,
 };

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use axum::Router;
 use mcp_door::{
-    Admission, Clock, Door, DoorConfig, Limits, LocalAdmission, Metrics, PreAuthGate,
-    RedisAdmission,
+    AddressSource, Admission, Clock, Door, DoorConfig, Limits, LocalAdmission, Metrics,
+    PreAuthGate, RedisAdmission,
 };
 use tokio::net::TcpListener;
 
@@ -33,6 +33,8 @@ pub struct ServeConfig {
     pub public_url: Option<String>,
     /// Where `GET /metrics` (Prometheus) is served; `None`: not served (still counted).
     pub metrics_bind: Option<SocketAddr>,
+    /// Where the client address of the login throttle comes from.
+    pub address_source: AddressSource,
 }
 
 impl Default for ServeConfig {
@@ -48,6 +50,7 @@ impl Default for ServeConfig {
             drain_timeout: Duration::from_secs(30),
             public_url: None,
             metrics_bind: None,
+            address_source: AddressSource::Peer,
         }
     }
 }
@@ -79,6 +82,8 @@ pub struct AppState {
     pub secure_cookies: bool,
     /// Counts of both doors and the pool, for `GET /metrics`.
     pub metrics: Arc<Metrics>,
+    /// Where a request's client address comes from (the login throttle keys on it).
+    pub address_source: AddressSource,
 }
 
 impl AppState {
@@ -104,6 +109,7 @@ impl AppState {
         let service = Arc::new(PlayService::new(store, clock, random));
         Ok(Self {
             metrics,
+            address_source: config.address_source.clone(),
             campaign: Arc::new(CampaignService::new(Arc::clone(&service))),
             service,
             admission,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
-use mcp_door::{Clock, Limits, SystemClock};
+use mcp_door::{AddressSource, Clock, Limits, SystemClock};
 use uuid::Uuid;
 
 use crate::app::{self, ServeConfig};
@@ -102,6 +102,12 @@ pub struct ServeArgs {
     /// it is not served beside the doors). Unset: not served.
     #[arg(long, env = "SIDEQUEST_METRICS_BIND")]
     pub metrics_bind: Option<SocketAddr>,
+    /// Behind a trusted proxy: the request header carrying the client's address (e.g.
+    /// `x-forwarded-for` or `cloudfront-viewer-address`; its first comma-separated item, port
+    /// dropped). The login throttle keys on it. Unset: the TCP peer. Set it only when every
+    /// request arrives through that proxy, or clients can forge it.
+    #[arg(long, env = "SIDEQUEST_CLIENT_ADDRESS_HEADER", value_parser = mcp_door::address::parse_header_name)]
+    pub client_address_header: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -240,6 +246,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 db: db_options(Some(&args)),
                 public_url: args.public_url.clone(),
                 metrics_bind: args.metrics_bind,
+                address_source: AddressSource::from_header(args.client_address_header.clone()),
                 ..ServeConfig::default()
             };
             let listener = tokio::net::TcpListener::bind(args.bind)

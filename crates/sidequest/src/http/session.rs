@@ -11,6 +11,7 @@ use axum::extract::{ConnectInfo, FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use mcp_door::client_address;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -115,24 +116,28 @@ fn digest_eq(a: &str, b: &str) -> bool {
             == 0
 }
 
-/// The client's address: the TCP peer (the server is served with connect info). Behind a
-/// reverse proxy this is the proxy's address.
+/// The client's address, per the deployment's [`mcp_door::AddressSource`]: the TCP peer
+/// (the server is served with connect info), or the trusted proxy's header
+/// (`--client-address-header`).
 #[derive(Debug, Clone)]
 pub struct ClientIp(pub String);
 
-impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
+impl FromRequestParts<AppState> for ClientIp {
     type Rejection = std::convert::Infallible;
 
-    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        Ok(ClientIp(
-            parts
-                .extensions
-                .get::<ConnectInfo<SocketAddr>>()
-                .map_or_else(
-                    || "unknown".to_owned(),
-                    |ConnectInfo(addr)| addr.ip().to_string(),
-                ),
-        ))
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let peer = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|ConnectInfo(addr)| addr.ip());
+        Ok(ClientIp(client_address(
+            &state.address_source,
+            &parts.headers,
+            peer,
+        )))
     }
 }
 
@@ -237,6 +242,9 @@ pub async fn login(
         }
     };
 
+    // The right password ends the username's run of failures; the address's stays, so one
+    // known account cannot reset an address that is guessing at others.
+    store.clear_login_failures(&keys[0]).await?;
     let cookie = random_hex(&state);
     let csrf = random_hex(&state);
     let expires_at = now + SESSION_TTL_MS;

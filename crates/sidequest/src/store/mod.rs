@@ -318,6 +318,7 @@ pub trait Store: Send + Sync + 'static {
     async fn password_hash(&self, user_id: Uuid) -> Result<Option<String>, StoreError>;
     /// Sets (or clears) the user's password hash; unknown user → `NotFound`.
     async fn set_password_hash(&self, user_id: Uuid, hash: Option<&str>) -> Result<(), StoreError>;
+    /// Stores a new session and deletes every session expired by its `created_at`.
     async fn create_session(&self, session: &NewSession) -> Result<(), StoreError>;
     /// The session with this digest and its user (expired ones are returned too; the caller
     /// checks `expires_at` against its clock).
@@ -327,6 +328,8 @@ pub trait Store: Send + Sync + 'static {
     async fn delete_sessions_of(&self, user_id: Uuid) -> Result<u64, StoreError>;
     /// Records one failed login for `key` (a username or an address).
     async fn record_login_failure(&self, key: &str, at: Millis) -> Result<(), StoreError>;
+    /// Forgets the failed logins of `key` (a username, after its successful login).
+    async fn clear_login_failures(&self, key: &str) -> Result<(), StoreError>;
     /// Failed logins for `key` at or after `since`.
     async fn login_failures_since(&self, key: &str, since: Millis) -> Result<i64, StoreError>;
 

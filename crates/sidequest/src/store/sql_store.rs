@@ -819,6 +819,12 @@ macro_rules! sql_store {
                 }
 
                 async fn create_session(&self, session: &NewSession) -> Result<(), StoreError> {
+                    // Pruning as we go: expired sessions never come back, so each new one
+                    // deletes them (indexed on expires_at) and no sweeper is needed.
+                    sqlx::query("DELETE FROM sessions WHERE expires_at <= $1")
+                        .bind(session.created_at)
+                        .execute(&self.pool)
+                        .await?;
                     sqlx::query(
                         "INSERT INTO sessions (digest, user_id, csrf_digest, created_at, \
                          expires_at) VALUES ($1, $2, $3, $4, $5)",
@@ -870,6 +876,14 @@ macro_rules! sql_store {
                     sqlx::query("INSERT INTO login_failures (key, at) VALUES ($1, $2)")
                         .bind(key)
                         .bind(at)
+                        .execute(&self.pool)
+                        .await?;
+                    Ok(())
+                }
+
+                async fn clear_login_failures(&self, key: &str) -> Result<(), StoreError> {
+                    sqlx::query("DELETE FROM login_failures WHERE key = $1")
+                        .bind(key)
                         .execute(&self.pool)
                         .await?;
                     Ok(())

@@ -22,6 +22,11 @@ const MIGRATIONS: Embedded = Embedded(&[
         "humans",
         include_str!("../../migrations/sqlite/0002_humans.sql"),
     ),
+    (
+        3,
+        "session expiry",
+        include_str!("../../migrations/sqlite/0003_session_expiry.sql"),
+    ),
 ]);
 
 /// Sidequest's store on a SQLite file (or `sqlite::memory:`).

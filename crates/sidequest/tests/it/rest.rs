@@ -616,6 +616,16 @@ async fn login_throttling(url: &str) {
         async move { store.login_failures_since(key, since).await.unwrap() }
     };
 
+    // the right password clears the username's failures, never the address's
+    let b = Browser::from_ip(s, "127.0.0.9");
+    for _ in 0..3 {
+        b.try_login("gm", "wrong").await.expect(401);
+    }
+    assert_eq!(failures("user:gm").await, 3);
+    b.clone().login("gm").await;
+    assert_eq!(failures("user:gm").await, 0);
+    assert_eq!(failures("ip:127.0.0.9").await, 3);
+
     // per username: nine failures from several addresses are 401, the tenth is 429
     for i in 0..9 {
         let b = Browser::from_ip(s, &format!("127.0.0.{}", 10 + i % 3));

@@ -119,6 +119,26 @@ pub async fn sessions(store: SharedStore) {
         "bob keeps his session"
     );
     assert_eq!(store.delete_sessions_of(alice.id).await.unwrap(), 0);
+
+    // A new session deletes those expired by its start (expires_at <= created_at), no others.
+    store
+        .create_session(&new_session("b2", &bob, T0 + 1))
+        .await
+        .unwrap();
+    store
+        .create_session(&new_session("e1", &bob, T0 + DAY))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.session("b1").await.unwrap(),
+        None,
+        "expired at T0 + DAY"
+    );
+    assert!(
+        store.session("b2").await.unwrap().is_some(),
+        "expires at T0 + DAY + 1"
+    );
+    assert!(store.session("e1").await.unwrap().is_some());
 }
 
 pub async fn login_failures_window(store: SharedStore) {
@@ -168,6 +188,16 @@ pub async fn login_failures_window(store: SharedStore) {
     assert_eq!(store.login_failures_since("alice", 0).await.unwrap(), 3);
     assert_eq!(store.login_failures_since("bob", 0).await.unwrap(), 0);
     assert_eq!(store.login_failures_since("10.0.0.1", 0).await.unwrap(), 0);
+
+    // Clearing one key forgets its failures only.
+    store
+        .record_login_failure("bob", T0 + 16 + DAY)
+        .await
+        .unwrap();
+    store.clear_login_failures("alice").await.unwrap();
+    assert_eq!(store.login_failures_since("alice", 0).await.unwrap(), 0);
+    assert_eq!(store.login_failures_since("bob", 0).await.unwrap(), 1);
+    store.clear_login_failures("nobody").await.unwrap();
 }
 
 fn new_token(user: &User, name: &str, created_at: i64) -> NewAuthorToken {
