@@ -9,11 +9,18 @@ use sqlx::postgres::PgPool;
 use super::sql_store::sql_store;
 use super::{DbOptions, StoreError};
 
-const MIGRATIONS: Embedded = Embedded(&[(
-    2_000_001,
-    "elixir init",
-    include_str!("../../migrations/postgres/2000001_init.sql"),
-)]);
+const MIGRATIONS: Embedded = Embedded(&[
+    (
+        2_000_001,
+        "elixir init",
+        include_str!("../../migrations/postgres/2000001_init.sql"),
+    ),
+    (
+        2_000_002,
+        "elixir upstream",
+        include_str!("../../migrations/postgres/2000002_upstream.sql"),
+    ),
+]);
 
 /// Elixir's store on PostgreSQL.
 #[derive(Debug, Clone)]
