@@ -1,6 +1,7 @@
 //! Assembling the server: shared services, one door per principal kind (`/mcp`,
 //! `/a/{public_id}/mcp`, `/i/{public_id}/mcp`) with its catalog, authenticator, presenter,
-//! method gate and audit, and `run` with graceful shutdown.
+//! method gate and audit, and `run` with graceful shutdown and the background tasks (the OAuth
+//! purge; the recorder's poller when an API token is configured).
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
@@ -21,10 +22,12 @@ use crate::domain::{Kind, Random};
 use crate::limits::Limiter;
 use crate::mcp::ElixirPresenter;
 use crate::oauth::{OAuthSettings, OAuthSetupError, OAuthVerifier};
+use crate::recorder::{PollSettings, Poller};
 use crate::resources::Docs;
 use crate::services::{ScratchPad, Services, Settings};
 use crate::store::{self, DbOptions, SharedStore};
 use crate::tools::{self, Flag, ToolSpec};
+use crate::upstream::{Upstream, UpstreamConfig, UpstreamError};
 
 /// Everything `serve` is configured with.
 #[derive(Debug, Clone)]
@@ -44,6 +47,9 @@ pub struct ServeConfig {
     pub drain_timeout: Duration,
     /// Where `GET /metrics` (Prometheus) is served; `None`: not served (still counted).
     pub metrics_bind: Option<SocketAddr>,
+    /// The Clash Royale API; without it nothing is read and the record stays empty.
+    pub upstream: Option<UpstreamConfig>,
+    pub poll: PollSettings,
 }
 
 impl Default for ServeConfig {
@@ -66,6 +72,8 @@ impl Default for ServeConfig {
             oauth: OAuthSettings::default(),
             drain_timeout: Duration::from_secs(30),
             metrics_bind: None,
+            upstream: None,
+            poll: PollSettings::default(),
         }
     }
 }
@@ -86,6 +94,8 @@ pub enum StartError {
     Io(#[from] std::io::Error),
     #[error("{0}")]
     OAuth(#[from] OAuthSetupError),
+    #[error("upstream: {0}")]
+    Upstream(#[from] UpstreamError),
 }
 
 /// The authorization server the doors and the account pages share.
@@ -301,12 +311,31 @@ pub async fn run(
         Arc::clone(&clock),
         Arc::clone(&random),
     )?;
+    let owner = crate::domain::new_uuid(random.as_ref()).to_string();
+    let poller = match &config.upstream {
+        Some(upstream) => Some(Poller {
+            upstream: Arc::new(Upstream::new(
+                upstream,
+                Arc::clone(&store),
+                Arc::clone(&clock),
+            )?),
+            store: Arc::clone(&store),
+            clock: Arc::clone(&clock),
+            owner,
+            settings: config.poll,
+        }),
+        None => {
+            tracing::warn!("no Clash Royale API token (--cr-api-token): nothing is recorded");
+            None
+        }
+    };
     let state = AppState::new(store, &config, clock, random)
         .await?
         .with_oauth(parts.clone());
     let router = app(&state)?;
     let cancel = tokio_util::sync::CancellationToken::new();
     let purge = crate::oauth::spawn_purge(parts.server, config.oauth.purge_every, cancel.clone());
+    let poll = poller.map(|p| crate::recorder::spawn_poller(p, cancel.clone()));
     tracing::info!(address = %listener.local_addr()?, issuer = %state.services.settings.public_url, "elixir serving /mcp, /a/{{public_id}}/mcp, /i/{{public_id}}/mcp, OAuth and the account pages");
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     if let Some(bind) = config.metrics_bind {
@@ -332,5 +361,8 @@ pub async fn run(
     }
     cancel.cancel();
     let _ = purge.await;
+    if let Some(poll) = poll {
+        let _ = poll.await;
+    }
     Ok(())
 }

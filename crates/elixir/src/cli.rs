@@ -1,5 +1,5 @@
-//! The `elixir` command line: serve, migrate, account, agent, feedback and changelog. Every
-//! flag can also be set through an `ELIXIR_*` environment variable.
+//! The `elixir` command line: serve, migrate, account, agent, feedback, cards and changelog.
+//! Every flag can also be set through an `ELIXIR_*` environment variable.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,8 +15,10 @@ use crate::app::{self, ServeConfig};
 use crate::content::Content;
 use crate::domain::{FeedbackStatus, Kind, OsRandom, Random, Tier, iso};
 use crate::oauth::{MailSettings, OAuthSettings};
+use crate::recorder;
 use crate::services::Settings;
 use crate::store::{self, DbOptions, SharedStore};
+use crate::upstream::{DEFAULT_BASE_URL, Upstream, UpstreamConfig};
 
 /// Elixir: a Clash Royale history recorder behind OAuth-protected MCP doors.
 #[derive(Debug, Parser)]
@@ -40,7 +42,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Migrate the database, then serve the doors.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Apply database migrations and exit.
     Migrate,
     /// Manage accounts.
@@ -52,6 +54,9 @@ pub enum Command {
     /// Read and answer feedback.
     #[command(subcommand)]
     Feedback(FeedbackCommand),
+    /// The card catalogue.
+    #[command(subcommand)]
+    Cards(CardsCommand),
     /// Print the embedded changelog as JSON, newest first.
     Changelog,
 }
@@ -110,6 +115,47 @@ pub struct ServeArgs {
     /// Database connections in the pool.
     #[arg(long, env = "ELIXIR_DB_MAX_CONNECTIONS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
     pub db_max_connections: u32,
+    #[command(flatten)]
+    pub upstream: UpstreamArgs,
+}
+
+/// Where the Clash Royale API is and where its payloads are archived.
+#[derive(Debug, Clone, Args)]
+pub struct UpstreamArgs {
+    /// Bearer token of the Clash Royale API (developer.clashroyale.com, allowed for this
+    /// host's address). Without it `serve` reads nothing. Never logged.
+    #[arg(long, env = "ELIXIR_CR_API_TOKEN", hide_env_values = true)]
+    pub cr_api_token: Option<Redacted>,
+    /// Base URL of the Clash Royale API.
+    #[arg(long, env = "ELIXIR_CR_API_URL", default_value = DEFAULT_BASE_URL)]
+    pub cr_api_url: String,
+    /// Directory of the raw-payload archive: every HTTP 200, gzipped, named by its SHA-256.
+    #[arg(long, env = "ELIXIR_ARCHIVE_DIR", default_value = "./archive")]
+    pub archive_dir: std::path::PathBuf,
+}
+
+impl UpstreamArgs {
+    /// The upstream configuration, when a token is set.
+    pub fn config(&self) -> Option<UpstreamConfig> {
+        self.cr_api_token.as_ref().map(|token| UpstreamConfig {
+            base_url: self.cr_api_url.clone(),
+            archive_dir: self.archive_dir.clone(),
+            ..UpstreamConfig::new(token.0.clone())
+        })
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CardsCommand {
+    /// Read `/cards` from the API once, archive it and store the catalogue (whatever the
+    /// day's scheduled read did); prints a one-line summary.
+    Refresh {
+        #[command(flatten)]
+        upstream: UpstreamArgs,
+        /// Print JSON.
+        #[arg(long, env = "ELIXIR_JSON")]
+        json: bool,
+    },
 }
 
 /// A secret flag value (SMTP URL with credentials, the OAuth secret): `Debug` never shows it.
@@ -299,6 +345,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 },
                 oauth: oauth_settings(&args)?,
                 metrics_bind: args.metrics_bind,
+                upstream: args.upstream.config(),
                 ..ServeConfig::default()
             };
             let listener = tokio::net::TcpListener::bind(args.bind)
@@ -445,6 +492,19 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     .await?;
                     println!("feedback {} is {}", f.id, f.status.as_str());
                 }
+            }
+        }
+        Command::Cards(CardsCommand::Refresh { upstream, json }) => {
+            let Some(config) = upstream.config() else {
+                bail!("--cr-api-token (or ELIXIR_CR_API_TOKEN) is required to read the API")
+            };
+            let store = open(&cli.database_url).await?;
+            let reader = Upstream::new(&config, Arc::clone(&store), Arc::clone(&clock))?;
+            let refreshed = recorder::refresh_cards(&reader, &store, clock.as_ref()).await?;
+            if json {
+                println!("{}", refreshed.to_json());
+            } else {
+                println!("{}", refreshed.summary());
             }
         }
         Command::Changelog => {

@@ -301,6 +301,15 @@ pub fn iso(millis: Millis) -> String {
     }
 }
 
+/// The game day an instant belongs to (SURFACE §5.2), as `YYYY-MM-DD`: day D runs from D
+/// 10:00Z to D+1 10:00Z.
+pub fn game_day(millis: Millis) -> String {
+    iso(millis.saturating_sub(10 * 3_600_000))
+        .chars()
+        .take(10)
+        .collect()
+}
+
 /// Whether `name` is an IANA time zone in the bundled database (or `UTC`).
 pub fn is_time_zone(name: &str) -> bool {
     !name.is_empty() && name.len() <= 64 && jiff::tz::TimeZone::get(name).is_ok()
@@ -437,6 +446,13 @@ mod tests {
             Some(1_767_225_600_000)
         );
         assert_eq!(parse_since("yesterday", "UTC"), None);
+        assert_eq!(game_day(1_767_225_600_000), "2025-12-31");
+        assert_eq!(
+            game_day(1_767_225_600_000 + 10 * 3_600_000 - 1),
+            "2025-12-31"
+        );
+        assert_eq!(game_day(1_767_225_600_000 + 10 * 3_600_000), "2026-01-01");
+        assert_eq!(game_day(1_767_225_600_000 + 33 * 3_600_000), "2026-01-01");
         assert_eq!(trim_bytes("ąęść", 5), "ą…");
         assert_eq!(trim_bytes("abc", 3), "abc");
     }

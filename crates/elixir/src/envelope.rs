@@ -20,7 +20,7 @@ pub const MAX_NOTES: usize = 8;
 pub const MAX_NOTE_CHARS: usize = 240;
 
 /// The closed set of `meta` keys (SURFACE §3.2); anything else fails producer validation.
-pub const META_KEYS: [&str; 12] = [
+pub const META_KEYS: [&str; 13] = [
     "as_of",
     "request_id",
     "disclaimer",
@@ -33,6 +33,7 @@ pub const META_KEYS: [&str; 12] = [
     "recording_active_since",
     "completeness_note",
     "feedback_responses_pending",
+    "timeline_pending",
 ];
 /// The `meta` keys every response carries.
 pub const META_REQUIRED: [&str; 4] = ["as_of", "request_id", "disclaimer", "contract_version"];
@@ -156,13 +157,15 @@ impl ToolError {
 }
 
 /// A successful answer being assembled: the tool's own top-level fields, then `applied`,
-/// `notes` and `docs`. `meta` is added by [`render`].
+/// `notes` and `docs`, and the data keys of `meta` only the tool knows (`freshness_seconds`,
+/// `source_polls`). The rest of `meta` is added by [`render`].
 #[derive(Debug, Clone, Default)]
 pub struct Success {
     fields: Map<String, Value>,
     applied: Map<String, Value>,
     notes: Vec<String>,
     docs: Option<String>,
+    meta: Map<String, Value>,
 }
 
 impl Success {
@@ -188,6 +191,12 @@ impl Success {
         self
     }
 
+    /// A `meta` key of the closed set the tool owns (`freshness_seconds`, `source_polls`).
+    pub fn meta(mut self, key: &str, value: Value) -> Self {
+        self.meta.insert(key.to_owned(), value);
+        self
+    }
+
     /// Notes added so far.
     pub fn note_count(&self) -> usize {
         self.notes.len()
@@ -201,18 +210,41 @@ impl Success {
 
     /// The body without `meta`; the tool's `docs` default fills a missing pointer.
     fn into_body(self, default_docs: &str) -> Map<String, Value> {
-        let mut body = self.fields;
-        body.insert("applied".into(), Value::Object(self.applied));
+        let Success {
+            fields: mut body,
+            applied,
+            notes,
+            docs,
+            meta: _,
+        } = self;
+        body.insert("applied".into(), Value::Object(applied));
         body.insert(
             "notes".into(),
-            Value::Array(self.notes.into_iter().map(Value::String).collect()),
+            Value::Array(notes.into_iter().map(Value::String).collect()),
         );
         body.insert(
             "docs".into(),
-            Value::String(self.docs.unwrap_or_else(|| default_docs.to_owned())),
+            Value::String(docs.unwrap_or_else(|| default_docs.to_owned())),
         );
         body
     }
+}
+
+/// The complete success body: the tool's fields, `applied`, `notes`, `docs`, and `meta` (the
+/// given keys plus the tool's own), checked against the producer rules (closed `meta` set,
+/// notes bounded). Tool results and the `elixir://cards` resource both come through here.
+pub fn success_body(success: Success, meta: Value, default_docs: &str) -> Result<Value, String> {
+    let mut meta = meta;
+    if let Some(object) = meta.as_object_mut() {
+        for (k, v) in &success.meta {
+            object.insert(k.clone(), v.clone());
+        }
+    }
+    validate_meta(&meta)?;
+    let mut body = success.into_body(default_docs);
+    validate_notes(&body)?;
+    body.insert("meta".into(), meta);
+    Ok(Value::Object(body))
 }
 
 /// Checks `meta` against the closed set: every key known, the four fixed keys present.
@@ -277,13 +309,13 @@ pub fn render(outcome: Result<Success, ToolError>, ctx: &RenderContext<'_>) -> R
         Ok(s) => s,
         Err(e) => return error(&e, &ctx.meta),
     };
-    let mut body = success.into_body(ctx.default_docs);
-    if let Err(problem) = validate_notes(&body) {
-        tracing::error!(%problem, "notes failed producer validation");
-        return error(&internal_error(), &ctx.meta);
-    }
-    body.insert("meta".into(), ctx.meta.clone());
-    let body = Value::Object(body);
+    let body = match success_body(success, ctx.meta.clone(), ctx.default_docs) {
+        Ok(body) => body,
+        Err(problem) => {
+            tracing::error!(%problem, "body failed producer validation");
+            return error(&internal_error(), &ctx.meta);
+        }
+    };
     let text = body.to_string();
     if text.chars().count() > RESULT_CAP {
         return error(
@@ -426,6 +458,29 @@ mod tests {
             render(Ok(many), &ctx()).error_code,
             Some(ErrorCode::Internal)
         );
+    }
+
+    #[test]
+    fn a_tool_adds_its_data_keys_to_meta_within_the_closed_set() {
+        let r = render(
+            Ok(Success::new().meta("freshness_seconds", json!(90)).meta(
+                "source_polls",
+                json!({"cards": {"observed_at": null, "freshness_seconds": null}}),
+            )),
+            &ctx(),
+        );
+        let body = r.result.structured_content.unwrap();
+        assert_eq!(body["meta"]["freshness_seconds"], 90);
+        assert_eq!(
+            body["meta"]["source_polls"]["cards"]["observed_at"],
+            Value::Null
+        );
+        assert_eq!(body["meta"]["request_id"], meta()["request_id"]);
+        // a key outside the set is a producer bug: internal, and it never leaves
+        let r = render(Ok(Success::new().meta("freshness", json!(1))), &ctx());
+        assert_eq!(r.error_code, Some(ErrorCode::Internal));
+        assert!(!r.text.contains("freshness\""), "{}", r.text);
+        assert!(success_body(Success::new().meta("x", json!(1)), meta(), "d").is_err());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The documentation as MCP resources and the examples as prompts (SURFACE §8.3), served from
-//! the same parsed content as the Help tools. `elixir://cards` answers −32002 until the cards
-//! catalogue is recorded.
+//! the same parsed content as the Help tools; and `elixir://cards`, the full `cards_catalog`
+//! body from the same code as the tool (null fields before the first read).
 
 use std::sync::Arc;
 
@@ -9,9 +9,11 @@ use mcp_door::{CallContext, PromptProvider, ResourceProvider, RpcFailure};
 use serde_json::{Map, Value, json};
 
 use crate::services::Services;
+use crate::tools::Fail;
 
 const RESOURCE_NOT_FOUND: i64 = -32002;
 const INVALID_PARAMS: i64 = -32602;
+const INTERNAL_ERROR: i64 = -32603;
 
 /// Resources and prompts of every door.
 pub struct Docs {
@@ -35,6 +37,25 @@ fn json_text(uri: &str, value: &Value) -> Value {
 }
 
 impl Docs {
+    /// `elixir://cards`: the tool's body; a store failure is −32603 with the request id only.
+    async fn cards(&self, ctx: &CallContext, uri: &str) -> Result<Value, RpcFailure> {
+        match crate::tools::cards::resource_body(&self.services, ctx.request_id).await {
+            Ok(body) => Ok(json_text(uri, &body)),
+            Err(fail) => {
+                let detail = match fail {
+                    Fail::Tool(e) => e.message,
+                    Fail::Unavailable(d) | Fail::Internal(d) => d,
+                };
+                tracing::error!(request_id = %ctx.request_id, %detail, "elixir://cards failed");
+                Err(RpcFailure {
+                    code: INTERNAL_ERROR,
+                    message: format!("Internal error; request_id {}", ctx.request_id),
+                    data: Some(json!({"request_id": ctx.request_id.to_string()})),
+                })
+            }
+        }
+    }
+
     fn read_uri(&self, uri: &str) -> Result<Value, RpcFailure> {
         let content = &self.services.content;
         let index_hint =
@@ -53,12 +74,6 @@ impl Docs {
             }
             "changelog" => return Ok(json_text(uri, &json!({"entries": content.changelog}))),
             "updates" => return Ok(json_text(uri, &json!({"updates": content.updates}))),
-            "cards" => {
-                return Err(unknown_uri(
-                    uri,
-                    "The cards catalogue is not recorded yet on this server; it arrives with cards_catalog.",
-                ));
-            }
             _ => {}
         }
         if let Some(rest) = path.strip_prefix("docs/") {
@@ -120,7 +135,10 @@ impl ResourceProvider for Docs {
         ]}))
     }
 
-    async fn read(&self, _ctx: &CallContext, uri: &str) -> Result<Value, RpcFailure> {
+    async fn read(&self, ctx: &CallContext, uri: &str) -> Result<Value, RpcFailure> {
+        if uri == "elixir://cards" {
+            return self.cards(ctx, uri).await;
+        }
         self.read_uri(uri)
     }
 }

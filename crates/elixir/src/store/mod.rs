@@ -14,6 +14,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use uuid::Uuid;
 
+use crate::cards::Catalogue;
 use crate::domain::{FeedbackStatus, Kind, Millis, Tier};
 
 /// A storage failure, already classified for the wire.
@@ -186,6 +187,57 @@ impl Window {
     }
 }
 
+/// The append-only receipt of one upstream fetch (SURFACE §7.5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Receipt {
+    /// The path template (`/cards`, `/players/{tag}`).
+    pub endpoint: String,
+    /// The tag the read was about; `None` for subject-less endpoints.
+    pub subject: Option<String>,
+    pub fetched_at: Millis,
+    /// The HTTP status; `None` when no answer came.
+    pub status: Option<i64>,
+    /// The archive address of a 200's payload.
+    pub payload_sha256: Option<String>,
+    /// How the budget let it through: `recorder`, `live`, `live_borrowed` or `probe`.
+    pub admission: String,
+}
+
+/// A raw JSON payload, kept in the database for two hours (the archive keeps it for good).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawPayload {
+    pub payload_sha256: String,
+    pub endpoint: String,
+    pub subject: Option<String>,
+    pub body: String,
+    /// The latest fetch that returned it.
+    pub fetched_at: Millis,
+}
+
+/// The latest card catalogue read from the API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredCatalogue {
+    pub catalogue: Catalogue,
+    /// The archived payload it was normalized from.
+    pub payload_sha256: String,
+    /// When that payload was read.
+    pub observed_at: Millis,
+}
+
+/// A claim on one slot of a scheduled job (the `/cards` read of one game day), so that one
+/// instance reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PollClaim {
+    pub job: String,
+    /// Ordered text: a later slot is a greater string (`YYYY-MM-DD`).
+    pub slot: String,
+    /// The claiming instance.
+    pub owner: String,
+    pub at: Millis,
+    /// An unfinished claim of another owner made at or before this instant has lapsed.
+    pub lapsed_before: Millis,
+}
+
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     async fn migrate(&self) -> Result<(), StoreError>;
@@ -264,6 +316,38 @@ pub trait Store: Send + Sync + 'static {
         agent_id: Uuid,
         limit: i64,
     ) -> Result<Vec<AuditEntry>, StoreError>;
+
+    // --- The upstream record: receipts, raw payloads, the card catalogue, poll claims ---
+
+    /// Appends a fetch's receipt and, for a 200, keeps its raw JSON (replacing an identical
+    /// payload's older copy); one transaction.
+    async fn record_fetch(
+        &self,
+        receipt: &Receipt,
+        raw: Option<&RawPayload>,
+    ) -> Result<(), StoreError>;
+    /// The latest receipts of an endpoint template, newest first.
+    async fn receipts(&self, endpoint: &str, limit: i64) -> Result<Vec<Receipt>, StoreError>;
+    /// A raw payload still within its two hours.
+    async fn raw_payload(&self, sha256: &str) -> Result<Option<RawPayload>, StoreError>;
+    /// Drops raw payloads last fetched before `before`; returns how many.
+    async fn purge_raw(&self, before: Millis) -> Result<u64, StoreError>;
+    /// Replaces the catalogue unless the stored one was observed later (instances racing).
+    async fn put_cards_catalogue(&self, catalogue: &StoredCatalogue) -> Result<(), StoreError>;
+    /// The latest catalogue; `None` before the first read.
+    async fn cards_catalogue(&self) -> Result<Option<StoredCatalogue>, StoreError>;
+    /// Claims `claim.slot` of `claim.job` for `claim.owner`: true when the job's last slot is
+    /// older, or is this slot unfinished and either this owner's or lapsed. One statement, so
+    /// two instances never both win.
+    async fn claim_poll(&self, claim: &PollClaim) -> Result<bool, StoreError>;
+    /// Marks `owner`'s claim on `slot` done, so nobody reads that slot again.
+    async fn finish_poll(
+        &self,
+        job: &str,
+        slot: &str,
+        owner: &str,
+        at: Millis,
+    ) -> Result<(), StoreError>;
 }
 
 /// The store every part of the server shares.

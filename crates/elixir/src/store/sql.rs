@@ -4,7 +4,10 @@
 
 use sqlkit::{Cols, DbFailure};
 
-use super::{Account, Agent, AuditEntry, Feedback, RefusalCount, StoreError};
+use super::{
+    Account, Agent, AuditEntry, Feedback, RawPayload, Receipt, RefusalCount, StoreError,
+    StoredCatalogue,
+};
 use crate::domain::{FeedbackStatus, Kind, Tier};
 
 impl From<DbFailure> for StoreError {
@@ -66,7 +69,19 @@ macro_rules! audit_columns {
          duration_ms, created_at"
     };
 }
-pub(crate) use {account_columns, agent_columns, audit_columns, feedback_columns};
+macro_rules! receipt_columns {
+    () => {
+        "endpoint, subject, fetched_at, status, payload_sha256, admission"
+    };
+}
+macro_rules! raw_columns {
+    () => {
+        "payload_sha256, endpoint, subject, body, fetched_at"
+    };
+}
+pub(crate) use {
+    account_columns, agent_columns, audit_columns, feedback_columns, raw_columns, receipt_columns,
+};
 
 pub(crate) fn account(r: &impl Cols) -> Result<Account, StoreError> {
     Ok(Account {
@@ -140,5 +155,36 @@ pub(crate) fn refusal(r: &impl Cols) -> Result<RefusalCount, StoreError> {
         door: r.text("door")?,
         reason: r.text("reason")?,
         count: r.int("count")?,
+    })
+}
+
+pub(crate) fn receipt(r: &impl Cols) -> Result<Receipt, StoreError> {
+    Ok(Receipt {
+        endpoint: r.text("endpoint")?,
+        subject: r.opt_text("subject")?,
+        fetched_at: r.int("fetched_at")?,
+        status: r.opt_int("status")?,
+        payload_sha256: r.opt_text("payload_sha256")?,
+        admission: r.text("admission")?,
+    })
+}
+
+pub(crate) fn raw(r: &impl Cols) -> Result<RawPayload, StoreError> {
+    Ok(RawPayload {
+        payload_sha256: r.text("payload_sha256")?,
+        endpoint: r.text("endpoint")?,
+        subject: r.opt_text("subject")?,
+        body: r.text("body")?,
+        fetched_at: r.int("fetched_at")?,
+    })
+}
+
+pub(crate) fn catalogue(r: &impl Cols) -> Result<StoredCatalogue, StoreError> {
+    let catalogue = serde_json::from_str(&r.text("catalogue")?)
+        .map_err(|e| StoreError::Internal(format!("stored cards catalogue: {e}")))?;
+    Ok(StoredCatalogue {
+        catalogue,
+        payload_sha256: r.text("payload_sha256")?,
+        observed_at: r.int("observed_at")?,
     })
 }

@@ -16,7 +16,8 @@ macro_rules! sql_store {
             use crate::store::sql;
             use crate::store::{
                 Account, Agent, AuditEntry, Feedback, FeedbackQuery, FeedbackReply, Ledger,
-                NewFeedback, Refusal, RefusalCount, Store, StoreError, Window,
+                NewFeedback, PollClaim, RawPayload, Receipt, Refusal, RefusalCount, Store,
+                StoreError, StoredCatalogue, Window,
             };
 
             /// A bound value of a statement assembled from fixed fragments.
@@ -634,6 +635,170 @@ macro_rules! sql_store {
                     .iter()
                     .map(sql::audit)
                     .collect()
+                }
+
+                // --- The upstream record ---
+
+                async fn record_fetch(
+                    &self,
+                    receipt: &Receipt,
+                    raw: Option<&RawPayload>,
+                ) -> Result<(), StoreError> {
+                    let mut tx = self.pool.begin().await?;
+                    sqlx::query(concat!(
+                        "INSERT INTO upstream_receipts (",
+                        sql::receipt_columns!(),
+                        ") VALUES ($1, $2, $3, $4, $5, $6)"
+                    ))
+                    .bind(&receipt.endpoint)
+                    .bind(receipt.subject.as_deref())
+                    .bind(receipt.fetched_at)
+                    .bind(receipt.status)
+                    .bind(receipt.payload_sha256.as_deref())
+                    .bind(&receipt.admission)
+                    .execute(&mut *tx)
+                    .await?;
+                    if let Some(raw) = raw {
+                        sqlx::query(concat!(
+                            "INSERT INTO upstream_raw (",
+                            sql::raw_columns!(),
+                            ") VALUES ($1, $2, $3, $4, $5) \
+                             ON CONFLICT (payload_sha256) DO UPDATE SET \
+                             endpoint = excluded.endpoint, subject = excluded.subject, \
+                             fetched_at = excluded.fetched_at \
+                             WHERE upstream_raw.fetched_at < excluded.fetched_at"
+                        ))
+                        .bind(&raw.payload_sha256)
+                        .bind(&raw.endpoint)
+                        .bind(raw.subject.as_deref())
+                        .bind(&raw.body)
+                        .bind(raw.fetched_at)
+                        .execute(&mut *tx)
+                        .await?;
+                    }
+                    tx.commit().await?;
+                    Ok(())
+                }
+
+                async fn receipts(
+                    &self,
+                    endpoint: &str,
+                    limit: i64,
+                ) -> Result<Vec<Receipt>, StoreError> {
+                    sqlx::query(concat!(
+                        "SELECT ",
+                        sql::receipt_columns!(),
+                        " FROM upstream_receipts WHERE endpoint = $1 ORDER BY id DESC LIMIT $2"
+                    ))
+                    .bind(endpoint)
+                    .bind(limit)
+                    .fetch_all(&self.pool)
+                    .await?
+                    .iter()
+                    .map(sql::receipt)
+                    .collect()
+                }
+
+                async fn raw_payload(
+                    &self,
+                    sha256: &str,
+                ) -> Result<Option<RawPayload>, StoreError> {
+                    sqlx::query(concat!(
+                        "SELECT ",
+                        sql::raw_columns!(),
+                        " FROM upstream_raw WHERE payload_sha256 = $1"
+                    ))
+                    .bind(sha256)
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .as_ref()
+                    .map(sql::raw)
+                    .transpose()
+                }
+
+                async fn purge_raw(&self, before: Millis) -> Result<u64, StoreError> {
+                    let done = sqlx::query("DELETE FROM upstream_raw WHERE fetched_at < $1")
+                        .bind(before)
+                        .execute(&self.pool)
+                        .await?;
+                    Ok(done.rows_affected())
+                }
+
+                async fn put_cards_catalogue(
+                    &self,
+                    c: &StoredCatalogue,
+                ) -> Result<(), StoreError> {
+                    sqlx::query(
+                        "INSERT INTO cards_catalogue (id, catalogue, payload_sha256, observed_at) \
+                         VALUES (1, $1, $2, $3) ON CONFLICT (id) DO UPDATE SET \
+                         catalogue = excluded.catalogue, \
+                         payload_sha256 = excluded.payload_sha256, \
+                         observed_at = excluded.observed_at \
+                         WHERE cards_catalogue.observed_at <= excluded.observed_at",
+                    )
+                    .bind(sql::json_text(&c.catalogue)?)
+                    .bind(&c.payload_sha256)
+                    .bind(c.observed_at)
+                    .execute(&self.pool)
+                    .await?;
+                    Ok(())
+                }
+
+                async fn cards_catalogue(&self) -> Result<Option<StoredCatalogue>, StoreError> {
+                    sqlx::query(
+                        "SELECT catalogue, payload_sha256, observed_at FROM cards_catalogue \
+                         WHERE id = 1",
+                    )
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .as_ref()
+                    .map(sql::catalogue)
+                    .transpose()
+                }
+
+                async fn claim_poll(&self, c: &PollClaim) -> Result<bool, StoreError> {
+                    // The guarded upsert decides in one statement (PostgreSQL re-checks the
+                    // WHERE on the locked row), so two instances never both claim a slot.
+                    let won: Option<String> = sqlx::query_scalar(
+                        "INSERT INTO poll_claims (job, slot, owner, claimed_at, done_at) \
+                         VALUES ($1, $2, $3, $4, NULL) \
+                         ON CONFLICT (job) DO UPDATE SET slot = excluded.slot, \
+                         owner = excluded.owner, claimed_at = excluded.claimed_at, \
+                         done_at = NULL \
+                         WHERE poll_claims.slot < excluded.slot \
+                         OR (poll_claims.slot = excluded.slot AND poll_claims.done_at IS NULL \
+                         AND (poll_claims.owner = excluded.owner \
+                         OR poll_claims.claimed_at <= $5)) \
+                         RETURNING job",
+                    )
+                    .bind(&c.job)
+                    .bind(&c.slot)
+                    .bind(&c.owner)
+                    .bind(c.at)
+                    .bind(c.lapsed_before)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                    Ok(won.is_some())
+                }
+
+                async fn finish_poll(
+                    &self,
+                    job: &str,
+                    slot: &str,
+                    owner: &str,
+                    at: Millis,
+                ) -> Result<(), StoreError> {
+                    sqlx::query(
+                        "UPDATE poll_claims SET done_at = $1 \
+                         WHERE job = $2 AND slot = $3 AND owner = $4",
+                    )
+                    .bind(at)
+                    .bind(job)
+                    .bind(slot)
+                    .bind(owner)
+                    .execute(&self.pool)
+                    .await?;
+                    Ok(())
                 }
             }
         }

@@ -15,6 +15,11 @@ const MIGRATIONS: Embedded = Embedded(&[
         include_str!("../../migrations/sqlite/2000001_init.sql"),
     ),
     (
+        2_000_002,
+        "elixir upstream",
+        include_str!("../../migrations/sqlite/2000002_upstream.sql"),
+    ),
+    (
         2_000_003,
         "audit by agent",
         include_str!("../../migrations/sqlite/2000003_audit_agent.sql"),

@@ -13,6 +13,13 @@ pub fn int(args: &Map<String, Value>, name: &str, default: i64) -> i64 {
     args.get(name).and_then(Value::as_i64).unwrap_or(default)
 }
 
+/// An array-of-integers argument (non-integers, which the schema refuses, are skipped).
+pub fn ints(args: &Map<String, Value>, name: &str) -> Option<Vec<i64>> {
+    args.get(name)
+        .and_then(Value::as_array)
+        .map(|items| items.iter().filter_map(Value::as_i64).collect())
+}
+
 /// The `verbosity` used.
 pub fn verbosity(args: &Map<String, Value>) -> &str {
     text(args, "verbosity").unwrap_or("full")
@@ -35,6 +42,23 @@ pub fn choice(description: &str, values: &[&str], default: Option<&str>) -> Valu
         v["default"] = json!(d);
     }
     v
+}
+
+/// An array of bounded integers, with bounds on its length.
+pub fn int_array(
+    description: &str,
+    min_items: u64,
+    max_items: u64,
+    minimum: i64,
+    maximum: i64,
+) -> Value {
+    json!({
+        "type": "array",
+        "items": {"type": "integer", "minimum": minimum, "maximum": maximum},
+        "minItems": min_items,
+        "maxItems": max_items,
+        "description": description,
+    })
 }
 
 /// A bounded integer with its default.

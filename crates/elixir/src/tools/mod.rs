@@ -7,6 +7,7 @@
 
 pub mod account;
 pub mod args;
+pub mod cards;
 pub mod help;
 
 use std::future::Future;
@@ -411,6 +412,7 @@ impl ToolSpec {
 /// Every tool of this build, in declaration order (group, then title).
 pub fn registry() -> Vec<ToolSpec> {
     let mut specs = vec![account::settings()];
+    specs.extend(cards::specs());
     specs.extend(help::specs());
     specs.sort_by(|a, b| (a.group, a.title).cmp(&(b.group, b.title)));
     specs
@@ -443,6 +445,7 @@ pub const FIXED_POINTERS: &[&str] = &[
     "clocks#timezones",
     "tools-help#feedback",
     "tools-help#documentation-pointers",
+    cards::NEVER_READ_DOCS,
     "quickstart",
     "choosing-a-tool",
 ];

@@ -71,6 +71,7 @@ async fn declarations_follow_the_conventions(url: &str) {
         let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
         let expected: &[&str] = match kind {
             Kind::Integration => &[
+                "cards_catalog",
                 "elixir_changelog",
                 "elixir_docs",
                 "elixir_examples",
@@ -80,6 +81,7 @@ async fn declarations_follow_the_conventions(url: &str) {
             ],
             _ => &[
                 "elixir_settings",
+                "cards_catalog",
                 "elixir_changelog",
                 "elixir_docs",
                 "elixir_examples",
@@ -89,6 +91,25 @@ async fn declarations_follow_the_conventions(url: &str) {
             ],
         };
         assert_eq!(names, expected, "{kind}");
+        // rule 1, for the groups built so far: each is used, in order
+        let groups: Vec<&str> = tools
+            .iter()
+            .map(|t| {
+                t["_meta"]["elixir.poapkings.com/tool"]["group"]
+                    .as_str()
+                    .unwrap()
+            })
+            .fold(Vec::new(), |mut seen, g| {
+                if seen.last() != Some(&g) {
+                    seen.push(g);
+                }
+                seen
+            });
+        let built: &[&str] = match kind {
+            Kind::Integration => &["Cards", "Help"],
+            _ => &["Account", "Cards", "Help"],
+        };
+        assert_eq!(groups, built, "{kind}");
         let mut last: Option<(usize, String)> = None;
         for t in tools {
             let name = t["name"].as_str().unwrap();
@@ -110,14 +131,16 @@ async fn declarations_follow_the_conventions(url: &str) {
                 assert!(prev <= &(gi, short.to_owned()), "{name} out of order");
             }
             last = Some((gi, short.to_owned()));
+            // the title after the group never repeats it ("Cards · Card catalogue", not
+            // "Cards · Cards catalogue"); tool names do carry their family prefix
+            // (players_…, cards_…) as SURFACE §2 names them
             assert!(
-                !name.contains(&group.to_lowercase())
-                    || group == "Help" && !name.starts_with("help"),
-                "{name}"
+                !short.to_lowercase().starts_with(&group.to_lowercase()),
+                "{name}: {title}"
             );
             // rule 3, 4
             check_object(name, "", &t["inputSchema"]);
-            // rule 6
+            // rule 6: V tools say what compact drops, the others that they have one size
             let verbosity = &t["inputSchema"]["properties"]["verbosity"];
             assert_eq!(
                 verbosity["enum"],
@@ -125,16 +148,20 @@ async fn declarations_follow_the_conventions(url: &str) {
                 "{name}"
             );
             assert_eq!(verbosity["default"], "full");
-            assert!(
-                verbosity["description"]
-                    .as_str()
-                    .unwrap()
-                    .contains("one size; accepted and ignored")
-                    || verbosity["description"]
-                        .as_str()
-                        .unwrap()
-                        .contains("One size; accepted and ignored")
-            );
+            let two_sizes = t["_meta"]["elixir.poapkings.com/tool"]["flags"]
+                .as_array()
+                .unwrap()
+                .contains(&serde_json::json!("V"));
+            let said = verbosity["description"].as_str().unwrap();
+            if two_sizes {
+                assert!(said.contains("compact drops "), "{name}: {said}");
+            } else {
+                assert!(
+                    said.to_lowercase()
+                        .contains("one size; accepted and ignored"),
+                    "{name}: {said}"
+                );
+            }
             // rule 7
             let description = t["description"].as_str().unwrap();
             assert!(
@@ -209,6 +236,67 @@ async fn declarations_follow_the_conventions(url: &str) {
                 .is_some(),
             kind != Kind::Person
         );
+        // the Cards group: cards_catalog as SURFACE §2.5 declares it, the same on every door
+        let cards = tools.iter().find(|t| t["name"] == "cards_catalog").unwrap();
+        assert_eq!(cards["title"], "Cards · Card catalogue");
+        assert_eq!(
+            cards["_meta"]["elixir.poapkings.com/tool"],
+            serde_json::json!({"group": "Cards", "scope": "cr:read", "flags": ["V"]})
+        );
+        assert!(
+            cards["description"]
+                .as_str()
+                .unwrap()
+                .starts_with("Reference tool:")
+        );
+        let props = &cards["inputSchema"]["properties"];
+        let keys: std::collections::BTreeSet<&str> = props
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            ["ids", "kind", "query", "rarity", "verbosity"].into(),
+            "{kind}"
+        );
+        assert_eq!(
+            (
+                props["ids"]["minItems"].clone(),
+                props["ids"]["maxItems"].clone()
+            ),
+            (serde_json::json!(1), serde_json::json!(120))
+        );
+        assert_eq!(props["ids"]["items"]["type"], "integer");
+        assert_eq!(
+            (
+                props["query"]["minLength"].clone(),
+                props["query"]["maxLength"].clone()
+            ),
+            (serde_json::json!(1), serde_json::json!(40))
+        );
+        assert_eq!(
+            props["rarity"]["enum"],
+            serde_json::json!(["common", "rare", "epic", "legendary", "champion"])
+        );
+        assert_eq!(
+            props["kind"]["enum"],
+            serde_json::json!(["troop", "building", "spell", "tower_troop"])
+        );
+        assert_eq!(
+            props["verbosity"]["description"],
+            "Size of the answer; compact drops icon_urls and max_level."
+        );
+        let required: Vec<&str> = cards["outputSchema"]["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        for field in ["cards", "tower_troops", "total", "observed_at"] {
+            assert!(required.contains(&field), "{field}");
+        }
     }
 }
 

@@ -237,8 +237,15 @@ async fn resources_templates_and_prompts(url: &str) {
             .unwrap()
             .starts_with("# ")
     );
+    let cards: Value = serde_json::from_str(
+        read("elixir://cards").await.result()["contents"][0]["text"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(cards["cards"], Value::Null, "nothing read yet: {cards}");
     for (uri, code) in [
-        ("elixir://cards", -32002),
+        ("elixir://cardz", -32002),
         ("elixir://docs/nope", -32002),
         ("elixir://docs/limits#nope", -32002),
         ("https://example.com", -32002),

@@ -1,5 +1,5 @@
 //! Integration tests of Elixir over a real port-0 listener: the protocol surface, OAuth, the
-//! web pages; SQLite always, PostgreSQL too when `TEST_DATABASE_URL` is set (and two instances
+//! web pages, the card catalogue read from a fake Clash Royale API; SQLite always, PostgreSQL too when `TEST_DATABASE_URL` is set (and two instances
 //! sharing it), the real binary with the official Python SDK when `SIDEQUEST_PY` is set.
 
 // The whole binary is test code.
@@ -8,6 +8,7 @@
 mod account_pages;
 mod auth;
 mod browser;
+mod cards;
 mod cluster;
 mod declarations;
 mod docs;

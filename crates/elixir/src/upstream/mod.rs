@@ -1,0 +1,304 @@
+//! Reading the Clash Royale API: the [`client`] (HTTP and the bearer token), the [`budget`]
+//! (§7.3 lanes and the reaction to 429/503/403), the [`archive`] of raw payloads (§7.5), and
+//! [`Upstream::fetch`], which puts them together and leaves an append-only receipt of every
+//! fetch, with the raw JSON of every 200 kept in the database for two hours. What a payload
+//! means (cards, battles, races) is the domain's; when to read is the recorder's.
+
+pub mod archive;
+pub mod budget;
+pub mod client;
+
+use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use mcp_door::Clock;
+use sha2::{Digest, Sha256};
+
+use crate::domain::{Millis, iso};
+use crate::store::{RawPayload, Receipt, SharedStore, StoreError};
+pub use archive::Archive;
+pub use budget::{Admission, Budget, BudgetConfig, Lane, PauseCause, Reaction, Refusal};
+pub use client::CrClient;
+
+/// The official API's base URL.
+pub const DEFAULT_BASE_URL: &str = "https://api.clashroyale.com/v1";
+
+/// A failed upstream read, as the recorder and (later) the live lane branch on it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum UpstreamError {
+    /// The budget refused: both lanes pause, or the lane has no token yet.
+    #[error("the upstream budget refuses until {}: {reason}", iso(*until))]
+    Throttled { until: Millis, reason: &'static str },
+    /// Five consecutive 403s opened the circuit; only the recorder's probe may go, at
+    /// `probe_at`.
+    #[error("the upstream circuit is open after repeated 403s; next probe at {}", iso(*probe_at))]
+    CircuitOpen { probe_at: Millis },
+    /// The API answered with a status other than 200. `retry_at` is set when the budget paused
+    /// (429, 503) or the circuit opened.
+    #[error("the Clash Royale API answered HTTP {status}")]
+    Status {
+        status: u16,
+        retry_at: Option<Millis>,
+    },
+    /// No HTTP answer (connection, TLS, timeout).
+    #[error("the Clash Royale API could not be reached: {0}")]
+    Transport(String),
+    /// An answer that cannot be used as it is (too large, not UTF-8).
+    #[error("the Clash Royale API's answer is unusable: {0}")]
+    Payload(String),
+    #[error("archiving the payload failed: {0}")]
+    Archive(String),
+    #[error("upstream configuration: {0}")]
+    Config(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl UpstreamError {
+    /// The earliest instant worth trying again, when the budget knows it.
+    pub fn retry_at(&self) -> Option<Millis> {
+        match self {
+            UpstreamError::Throttled { until, .. } => Some(*until),
+            UpstreamError::CircuitOpen { probe_at } => Some(*probe_at),
+            UpstreamError::Status { retry_at, .. } => *retry_at,
+            _ => None,
+        }
+    }
+}
+
+impl From<Refusal> for UpstreamError {
+    fn from(refusal: Refusal) -> Self {
+        match refusal {
+            Refusal::Paused { until, cause } => UpstreamError::Throttled {
+                until,
+                reason: cause.as_str(),
+            },
+            Refusal::Empty { until } => UpstreamError::Throttled {
+                until,
+                reason: "the lane has no token yet",
+            },
+            Refusal::CircuitOpen { probe_at } => UpstreamError::CircuitOpen { probe_at },
+        }
+    }
+}
+
+/// What the API is read for. Each endpoint has a path template (what receipts record) and a
+/// subject (the tag it is about, if any).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Endpoint {
+    /// `GET /cards`: the card catalogue.
+    Cards,
+}
+
+impl Endpoint {
+    /// The path template, as receipts record it.
+    pub fn template(&self) -> &'static str {
+        match self {
+            Endpoint::Cards => "/cards",
+        }
+    }
+
+    /// The path to request.
+    pub fn path(&self) -> String {
+        match self {
+            Endpoint::Cards => "/cards".to_owned(),
+        }
+    }
+
+    /// The player or clan tag the read is about.
+    pub fn subject(&self) -> Option<String> {
+        match self {
+            Endpoint::Cards => None,
+        }
+    }
+}
+
+/// How to reach the API and where to archive.
+#[derive(Clone)]
+pub struct UpstreamConfig {
+    pub base_url: String,
+    pub token: String,
+    pub archive_dir: PathBuf,
+    pub timeout: Duration,
+    pub budget: BudgetConfig,
+}
+
+impl std::fmt::Debug for UpstreamConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpstreamConfig")
+            .field("base_url", &self.base_url)
+            .field("token", &"<redacted>")
+            .field("archive_dir", &self.archive_dir)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl UpstreamConfig {
+    /// The defaults around a token: the official URL, `./archive`, 20 s, the §7.3 budget.
+    pub fn new(token: impl Into<String>) -> Self {
+        Self {
+            base_url: DEFAULT_BASE_URL.to_owned(),
+            token: token.into(),
+            archive_dir: PathBuf::from("./archive"),
+            timeout: Duration::from_secs(20),
+            budget: BudgetConfig::default(),
+        }
+    }
+}
+
+/// A successful (HTTP 200) read.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    pub body: Vec<u8>,
+    pub payload_sha256: String,
+    pub fetched_at: Millis,
+    pub admission: Admission,
+}
+
+/// The API as the recorder reads it: budget, client, archive, receipts.
+pub struct Upstream {
+    client: CrClient,
+    budget: Mutex<Budget>,
+    archive: Archive,
+    store: SharedStore,
+    clock: std::sync::Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upstream")
+            .field("client", &self.client)
+            .field("archive", &self.archive)
+            .finish_non_exhaustive()
+    }
+}
+
+/// SHA-256 hex of a payload: its archive address.
+pub fn payload_sha256(body: &[u8]) -> String {
+    hex::encode(Sha256::digest(body))
+}
+
+impl Upstream {
+    pub fn new(
+        config: &UpstreamConfig,
+        store: SharedStore,
+        clock: std::sync::Arc<dyn Clock>,
+    ) -> Result<Self, UpstreamError> {
+        Ok(Self {
+            client: CrClient::new(&config.base_url, &config.token, config.timeout)?,
+            budget: Mutex::new(Budget::new(config.budget, clock.now_millis())),
+            archive: Archive::new(&config.archive_dir),
+            store,
+            clock,
+        })
+    }
+
+    pub fn archive(&self) -> &Archive {
+        &self.archive
+    }
+
+    fn budget(&self) -> std::sync::MutexGuard<'_, Budget> {
+        // The budget is plain data updated in one step; a panic elsewhere cannot leave it torn.
+        self.budget.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Reads `endpoint` in `lane`. A refusal of the budget sends nothing and leaves no receipt;
+    /// every request sent leaves one (status null when no answer came), and every 200 is
+    /// archived and kept raw for two hours before this returns.
+    pub async fn fetch(&self, lane: Lane, endpoint: &Endpoint) -> Result<Fetched, UpstreamError> {
+        let admission = self.budget().acquire(lane, self.clock.now_millis())?;
+        let answer = self.client.get(&endpoint.path()).await;
+        let fetched_at = self.clock.now_millis();
+        let mut receipt = Receipt {
+            endpoint: endpoint.template().to_owned(),
+            subject: endpoint.subject(),
+            fetched_at,
+            status: None,
+            payload_sha256: None,
+            admission: admission.as_str().to_owned(),
+        };
+        let answer = match answer {
+            Ok(a) => a,
+            Err(e) => {
+                self.budget().observe_no_answer();
+                self.store.record_fetch(&receipt, None).await?;
+                return Err(e);
+            }
+        };
+        receipt.status = Some(i64::from(answer.status));
+        let reaction = self
+            .budget()
+            .observe(answer.status, answer.retry_after_ms, fetched_at);
+        log_reaction(endpoint, reaction);
+        if answer.status != 200 {
+            self.store.record_fetch(&receipt, None).await?;
+            let retry_at = match reaction {
+                Reaction::Paused { until, .. } => Some(until),
+                Reaction::CircuitOpened { probe_at } | Reaction::CircuitStillOpen { probe_at } => {
+                    Some(probe_at)
+                }
+                _ => None,
+            };
+            return Err(UpstreamError::Status {
+                status: answer.status,
+                retry_at,
+            });
+        }
+        let sha = payload_sha256(&answer.body);
+        if let Err(e) = self.archive.put(&sha, &answer.body).await {
+            self.store.record_fetch(&receipt, None).await?;
+            return Err(UpstreamError::Archive(e.to_string()));
+        }
+        receipt.payload_sha256 = Some(sha.clone());
+        let raw = std::str::from_utf8(&answer.body)
+            .ok()
+            .map(|body| RawPayload {
+                payload_sha256: sha.clone(),
+                endpoint: receipt.endpoint.clone(),
+                subject: receipt.subject.clone(),
+                body: body.to_owned(),
+                fetched_at,
+            });
+        self.store.record_fetch(&receipt, raw.as_ref()).await?;
+        if raw.is_none() {
+            return Err(UpstreamError::Payload(format!(
+                "the body of {} is not UTF-8 (archived as {sha})",
+                endpoint.template()
+            )));
+        }
+        Ok(Fetched {
+            body: answer.body,
+            payload_sha256: sha,
+            fetched_at,
+            admission,
+        })
+    }
+}
+
+fn log_reaction(endpoint: &Endpoint, reaction: Reaction) {
+    let endpoint = endpoint.template();
+    match reaction {
+        Reaction::None => {}
+        Reaction::Paused { until, cause } => {
+            tracing::warn!(endpoint, until = %iso(until), cause = cause.as_str(), "upstream paused both lanes");
+        }
+        Reaction::Forbidden { streak } => {
+            tracing::warn!(endpoint, streak, "upstream answered 403");
+        }
+        // The operator alert of §7.3: an error-level event names the circuit and the probe.
+        Reaction::CircuitOpened { probe_at } => tracing::error!(
+            endpoint,
+            probe_at = %iso(probe_at),
+            alert = "operator",
+            "upstream circuit open after consecutive 403s: check the API token and its allowed IP addresses"
+        ),
+        Reaction::CircuitStillOpen { probe_at } => {
+            tracing::warn!(endpoint, probe_at = %iso(probe_at), "upstream probe answered 403; circuit stays open");
+        }
+        Reaction::CircuitClosed => tracing::info!(endpoint, "upstream circuit closed"),
+    }
+}
