@@ -59,6 +59,30 @@ pub(super) fn query_param(query: Option<&str>, name: &str) -> Option<String> {
         .map(|(_, v)| v.into_owned())
 }
 
+/// A form refused with nothing changed: the message (plain text, escaped here) and a link
+/// back to the page at `back`.
+pub(super) fn refused(
+    web: &Web,
+    headers: &HeaderMap,
+    status: StatusCode,
+    title: &str,
+    message: &str,
+    back: &str,
+) -> Response {
+    html(
+        status,
+        layout(
+            title,
+            web.session_csrf(headers).as_deref(),
+            &format!(
+                "<p class=\"err\">{}</p><p><a href=\"{}\">Back</a></p>",
+                esc(message),
+                esc(back)
+            ),
+        ),
+    )
+}
+
 pub(super) fn store_failed(e: impl std::fmt::Display) -> Response {
     tracing::error!(error = %e, "account page store failure");
     unavailable()
@@ -149,18 +173,16 @@ pub(crate) async fn set_timezone(
     };
     let wanted = form.get("timezone").unwrap_or("").trim();
     if !is_time_zone(wanted) {
-        return html(
+        return refused(
+            &web,
+            &headers,
             StatusCode::BAD_REQUEST,
-            layout(
-                "Account",
-                web.session_csrf(&headers).as_deref(),
-                &format!(
-                    "<p class=\"err\">{} is not an IANA time zone; use a name such as \
-                     <code>Europe/Warsaw</code>. Nothing was changed.</p>\
-                     <p><a href=\"/account\">Back</a></p>",
-                    esc(&format!("{wanted:?}"))
-                ),
+            "Account",
+            &format!(
+                "{wanted:?} is not an IANA time zone; use a name such as Europe/Warsaw. \
+                 Nothing was changed."
             ),
+            "/account",
         );
     }
     match web
@@ -407,16 +429,13 @@ pub(crate) async fn connection_action(
         {
             Ok(_) => see_other("/account/connections?done=saved", None),
             Err(mcp_oauth::SetScopesError::NotFound) => not_found(),
-            Err(mcp_oauth::SetScopesError::Invalid(message)) => html(
+            Err(mcp_oauth::SetScopesError::Invalid(message)) => refused(
+                &web,
+                &headers,
                 StatusCode::BAD_REQUEST,
-                layout(
-                    "Connections",
-                    web.session_csrf(&headers).as_deref(),
-                    &format!(
-                        "<p class=\"err\">{}</p><p><a href=\"/account/connections\">Back</a></p>",
-                        esc(&message)
-                    ),
-                ),
+                "Connections",
+                &message,
+                "/account/connections",
             ),
             Err(e) => store_failed(e),
         },

@@ -9,7 +9,7 @@ use http::{HeaderMap, StatusCode};
 
 use super::account::{
     calls_table, csrf_input, door_path, post_session, query_param, refusal_rows, refusal_table,
-    session, store_failed,
+    refused, session, store_failed,
 };
 use super::{Form, Web, esc, html, layout, not_found, see_other};
 use crate::admin;
@@ -211,21 +211,6 @@ fn key_shown_once(web: &Web, csrf: &str, agent: &Agent, key: &str, what: &str) -
     html(StatusCode::OK, layout("Service key", Some(csrf), &body))
 }
 
-/// Agents → Create refused (bad name, or the tier's agent allowance used up): nothing created.
-fn agent_refused(status: StatusCode, csrf: &str, message: &str) -> Response {
-    html(
-        status,
-        layout(
-            "Agents",
-            Some(csrf),
-            &format!(
-                "<p class=\"err\">{}</p><p><a href=\"/account/agents\">Back</a></p>",
-                esc(message)
-            ),
-        ),
-    )
-}
-
 /// `POST /account/agents`: create an agent; its key is shown once.
 pub(crate) async fn create(State(web): State<Web>, headers: HeaderMap, body: Bytes) -> Response {
     let form = Form::parse(&body);
@@ -255,12 +240,22 @@ pub(crate) async fn create(State(web): State<Web>, headers: HeaderMap, body: Byt
             &issued.service_key,
             "Agent created.",
         ),
-        Err(admin::AdminError::Invalid(message)) => {
-            agent_refused(StatusCode::BAD_REQUEST, &csrf, &message)
-        }
-        Err(admin::AdminError::Allowance(message)) => {
-            agent_refused(StatusCode::FORBIDDEN, &csrf, &message)
-        }
+        Err(admin::AdminError::Invalid(message)) => refused(
+            &web,
+            &headers,
+            StatusCode::BAD_REQUEST,
+            "Agents",
+            &message,
+            "/account/agents",
+        ),
+        Err(admin::AdminError::Allowance(message)) => refused(
+            &web,
+            &headers,
+            StatusCode::FORBIDDEN,
+            "Agents",
+            &message,
+            "/account/agents",
+        ),
         Err(e) => store_failed(e),
     }
 }
@@ -319,15 +314,14 @@ pub(crate) async fn action(
                     .iter()
                     .any(|s| !STANDARD_SCOPES.contains(&s.as_str()))
             {
-                return html(
+                return refused(
+                    &web,
+                    &headers,
                     StatusCode::BAD_REQUEST,
-                    layout(
-                        "Agents",
-                        web.session_csrf(&headers).as_deref(),
-                        "<p class=\"err\">Tick at least one of the five standard capabilities \
-                         (a service key never carries <code>account:email</code>).</p>\
-                         <p><a href=\"/account/agents\">Back</a></p>",
-                    ),
+                    "Agents",
+                    "Tick at least one of the five standard capabilities (a service key never \
+                     carries account:email).",
+                    "/account/agents",
                 );
             }
             match admin::set_key_scopes(store, &public_id, &wanted).await {
