@@ -24,7 +24,7 @@ pub mod store;
 mod authorize;
 mod grants;
 mod http;
-pub use http::client_address;
+pub use http::{client_address, same_origin_post};
 mod register;
 mod resource;
 mod server;
