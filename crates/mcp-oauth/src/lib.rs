@@ -24,6 +24,7 @@ pub mod store;
 mod authorize;
 mod grants;
 mod http;
+pub use http::same_origin_post;
 /// Re-exported from the platform, where the doors use it too.
 pub use mcp_door::{AddressSource, client_address};
 mod register;

@@ -12,12 +12,18 @@ const PREFIX: &str = "sq_test_";
 /// Leftover test databases older than this are dropped by the next run.
 const STALE_SECS: u64 = 3600;
 
+/// Whether `REQUIRE_SERVICES=1`: a missing optional service then fails the test instead of
+/// skipping it.
+pub fn services_required() -> bool {
+    std::env::var("REQUIRE_SERVICES").is_ok_and(|v| v == "1")
+}
+
 /// The value of `var`, or `None` when it is unset or empty; panics in that case when
 /// `REQUIRE_SERVICES=1`, so CI cannot silently skip a backend.
 pub fn service_env(var: &str) -> Option<String> {
     match std::env::var(var) {
         Ok(value) if !value.trim().is_empty() => Some(value),
-        _ if std::env::var("REQUIRE_SERVICES").is_ok_and(|v| v == "1") => {
+        _ if services_required() => {
             panic!("{var} is not set, and REQUIRE_SERVICES=1 requires it")
         }
         _ => None,

@@ -1,6 +1,6 @@
 //! Dev-only helpers shared by the workspace's integration tests: fresh databases and the
-//! environment rules for optional services. Servers, MCP clients and fakes live in their own
-//! modules as they arrive.
+//! environment rules for optional services, an MCP client, a TCP proxy a test can cut, counting
+//! randomness and a WebDriver client for headless Chromium.
 
 // A test kit fails loudly: a helper that cannot set up its fixture panics with the reason.
 #![allow(clippy::panic, clippy::expect_used)]
@@ -9,3 +9,4 @@ pub mod db;
 pub mod mcp;
 pub mod proxy;
 pub mod random;
+pub mod webdriver;

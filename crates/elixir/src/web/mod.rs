@@ -84,14 +84,9 @@ impl Web {
             }
     }
 
+    /// mcp-oauth's rule for its consent page, so both refuse the same requests.
     fn same_origin(&self, headers: &HeaderMap) -> bool {
-        let origin_ok = headers
-            .get(header::ORIGIN)
-            .is_none_or(|o| o.to_str().is_ok_and(|o| o == self.issuer()));
-        let site_ok = headers
-            .get("sec-fetch-site")
-            .is_none_or(|s| matches!(s.to_str(), Ok("same-origin" | "none")));
-        origin_ok && site_ok
+        mcp_oauth::same_origin_post(headers, self.issuer())
     }
 
     /// The signed-in account's id, if the browser has a live session.

@@ -1,6 +1,8 @@
 //! Integration tests of Elixir over a real port-0 listener: the protocol surface, OAuth, the
-//! web pages, the card catalogue read from a fake Clash Royale API; SQLite always, PostgreSQL too when `TEST_DATABASE_URL` is set (and two instances
-//! sharing it), the real binary with the official Python SDK when `SIDEQUEST_PY` is set.
+//! web pages (also in headless Chromium when it is installed), the card catalogue read from a
+//! fake Clash Royale API; SQLite always, PostgreSQL too when `TEST_DATABASE_URL` is set (and
+//! two instances sharing it), the real binary with the official Python SDK when
+//! `SIDEQUEST_PY` is set.
 
 // The whole binary is test code.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -9,6 +11,7 @@ mod account_pages;
 mod auth;
 mod browser;
 mod cards;
+mod chromium;
 mod cluster;
 mod declarations;
 mod docs;

@@ -525,6 +525,11 @@ async fn every_post_checks_csrf_and_origin(url: &str) {
                 vec![("origin", "https://evil.example")],
             ),
             (Some(csrf.as_str()), vec![("sec-fetch-site", "cross-site")]),
+            (Some(csrf.as_str()), vec![("origin", "null")]),
+            (
+                Some(csrf.as_str()),
+                vec![("origin", "null"), ("sec-fetch-site", "same-site")],
+            ),
         ] {
             let r = browser.post_with(path, &fields(token), &headers).await;
             assert_eq!(r.status, 403, "{path} {token:?} {headers:?}");

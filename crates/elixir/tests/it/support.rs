@@ -42,6 +42,8 @@ pub async fn fresh_url(backend: &Backend) -> Option<(Option<testkit::db::TempDir
 /// A running server and its small world.
 pub struct Server {
     pub addr: SocketAddr,
+    /// The public origin: [`ORIGIN`], or `http://<addr>` with [`Options::browser_origin`].
+    pub origin: String,
     pub clock: FakeClock,
     pub state: AppState,
     pub store: SharedStore,
@@ -118,6 +120,9 @@ pub struct Options {
     pub redis_url: Option<String>,
     /// Where client addresses come from (a proxy header in the refusal tests).
     pub address_source: elixir::AddressSource,
+    /// Serve as `http://127.0.0.1:<port>` instead of [`ORIGIN`], so a real browser's `Origin`
+    /// header and cookies match the issuer.
+    pub browser_origin: bool,
 }
 
 impl Default for Options {
@@ -130,6 +135,7 @@ impl Default for Options {
             seed: 1,
             redis_url: None,
             address_source: elixir::AddressSource::Peer,
+            browser_origin: false,
         }
     }
 }
@@ -142,6 +148,15 @@ pub async fn spawn(url: &str) -> Server {
 }
 
 pub async fn spawn_with(url: &str, options: Options) -> Server {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let origin = if options.browser_origin {
+        format!("http://{addr}")
+    } else {
+        ORIGIN.to_owned()
+    };
     let config = ServeConfig {
         database_url: url.to_owned(),
         redis_url: options.redis_url.clone(),
@@ -153,7 +168,7 @@ pub async fn spawn_with(url: &str, options: Options) -> Server {
             ..Limits::default()
         },
         settings: Settings {
-            public_url: ORIGIN.into(),
+            public_url: origin.clone(),
             hourly_rate: options.hourly_rate,
             address_source: options.address_source.clone(),
         },
@@ -204,10 +219,6 @@ pub async fn spawn_with(url: &str, options: Options) -> Server {
     };
 
     let router = app::app(&state).expect("router");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         let _ = axum::serve(
@@ -221,6 +232,7 @@ pub async fn spawn_with(url: &str, options: Options) -> Server {
     });
     Server {
         addr,
+        origin,
         clock,
         state,
         store,

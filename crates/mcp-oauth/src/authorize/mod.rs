@@ -334,13 +334,9 @@ impl AuthServer {
         offers
     }
 
-    /// Cross-site POSTs are refused before anything is read: `Origin` must be ours and
-    /// `Sec-Fetch-Site` same-origin, when the browser sends them.
+    /// Cross-site POSTs are refused before anything is read (see [`crate::same_origin_post`]).
     fn same_origin(&self, headers: &HeaderMap) -> bool {
-        let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("\u{0}"));
-        let origin_ok = header("origin").is_none_or(|o| o == self.config.issuer);
-        let fetch_ok = header("sec-fetch-site").is_none_or(|s| s == "same-origin" || s == "none");
-        origin_ok && fetch_ok
+        crate::http::same_origin_post(headers, &self.config.issuer)
     }
 
     async fn load_flow(&self, form: &Params) -> Result<Flow, Refusal> {

@@ -260,7 +260,9 @@ async fn n07_consent_post_without_csrf_or_cross_site_403(backend: Backend) {
         h.mails_to("alice@example.com").is_empty(),
         "no code was sent"
     );
-    // The genuine form still works.
+    // The genuine form still works, also as a browser sends it from this no-referrer page.
+    let r = h.post_page(&send(Some(&csrf)), &[("origin", "null")]).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     let r = h.post_page(&send(Some(&csrf)), &[]).await;
     assert_eq!(r.status, StatusCode::OK);
 }
