@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::any;
-use http::{HeaderName, HeaderValue, Method, StatusCode, header};
+use http::{HeaderName, Method, StatusCode, header};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use rmcp::model::{CallToolResult, Implementation};
 use serde_json::{Map, Value, json};
@@ -20,12 +20,18 @@ use uuid::Uuid;
 use crate::admission::{Admission, AdmissionError, Permit, PreAuthGate};
 use crate::audit::{AuditRecord, AuditSink, TracingAudit};
 use crate::auth::{AuthError, AuthRequest, Authenticator, Principal};
-use crate::catalog::{CallContext, Catalog, ToolFailure, Violation};
-use crate::framing::{self, FramingError, JsonLimits, Message};
-use crate::gate::{GateRefusal, GateRequest, GateStage, MethodGate};
+use crate::catalog::{CallContext, Catalog, Violation};
+use crate::framing::{self, JsonLimits, Message};
+use crate::gate::{GateRequest, GateStage, MethodGate};
 use crate::hooks::{PromptProvider, ResourceProvider, RpcFailure};
 use crate::jsonrpc;
 use crate::metrics::Metrics;
+
+mod call;
+mod reply;
+
+use call::call_tool;
+use reply::{Reply, finish, framing_error, method_not_found, too_large};
 
 /// Protocol versions negotiated in `initialize`, oldest first.
 pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 2] = ["2025-06-18", "2025-11-25"];
@@ -215,114 +221,6 @@ impl Door {
     }
 }
 
-/// A response being built, before request id and audit are attached.
-struct Reply {
-    status: StatusCode,
-    body: Option<Value>,
-    headers: Vec<(HeaderName, String)>,
-    error: Option<String>,
-}
-
-impl Reply {
-    fn json(body: Value) -> Self {
-        Self {
-            status: StatusCode::OK,
-            body: Some(body),
-            headers: Vec::new(),
-            error: None,
-        }
-    }
-
-    fn status(status: StatusCode, id: &Value, code: i64, message: &str) -> Self {
-        Self {
-            status,
-            body: Some(jsonrpc::error(id, code, message, None)),
-            headers: Vec::new(),
-            error: Some(status.as_u16().to_string()),
-        }
-    }
-
-    /// A transport or framing refusal whose JSON-RPC error carries `data`.
-    fn status_data(status: StatusCode, code: i64, message: &str, data: Value) -> Self {
-        Self {
-            status,
-            body: Some(jsonrpc::error(&Value::Null, code, message, Some(data))),
-            headers: Vec::new(),
-            error: Some(status.as_u16().to_string()),
-        }
-    }
-
-    /// −32603: a failure outside any tool call, with the request id to quote.
-    /// `status` is the presenter's [`Presenter::internal_error_status`].
-    fn internal(status: StatusCode, id: &Value, request_id: Uuid) -> Self {
-        let mut reply = Self::rpc_error(
-            id,
-            jsonrpc::INTERNAL_ERROR,
-            &format!("Internal error (request id {request_id})"),
-            Some(json!({"request_id": request_id.to_string()})),
-        );
-        reply.status = status;
-        reply
-    }
-
-    fn rpc_error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Self {
-        Self {
-            status: StatusCode::OK,
-            body: Some(jsonrpc::error(id, code, message, data)),
-            headers: Vec::new(),
-            error: Some(code.to_string()),
-        }
-    }
-
-    fn header(mut self, name: HeaderName, value: String) -> Self {
-        self.headers.push((name, value));
-        self
-    }
-
-    fn gate(id: &Value, refusal: GateRefusal) -> Self {
-        let mut reply = Self {
-            status: refusal.status,
-            body: Some(jsonrpc::error(
-                id,
-                refusal.code,
-                &refusal.message,
-                refusal.data,
-            )),
-            headers: Vec::new(),
-            error: Some(refusal.code.to_string()),
-        };
-        if let Some(secs) = refusal.retry_after_secs {
-            reply = reply.header(header::RETRY_AFTER, secs.to_string());
-        }
-        reply
-    }
-
-    fn admission(e: &AdmissionError) -> Self {
-        match e {
-            AdmissionError::Limited {
-                reason,
-                retry_after_secs,
-            } => Reply::status(
-                StatusCode::TOO_MANY_REQUESTS,
-                &Value::Null,
-                jsonrpc::SERVER_ERROR,
-                &format!("Too many requests: {reason}. Retry after {retry_after_secs} s."),
-            )
-            .header(header::RETRY_AFTER, retry_after_secs.to_string()),
-            AdmissionError::Unavailable(detail) => {
-                tracing::warn!(%detail, "admission backend unavailable");
-                Reply::status(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    &Value::Null,
-                    jsonrpc::SERVER_ERROR,
-                    "Service unavailable: admission backend unreachable",
-                )
-                .header(header::RETRY_AFTER, "1".into())
-            }
-        }
-    }
-}
-
 async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
     let started = Instant::now();
     let request_id = Uuid::new_v4();
@@ -366,61 +264,6 @@ async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
     }
     inner.audit.record(record);
     response
-}
-
-fn finish(reply: Reply, request_id: Uuid, permit: Option<Permit>) -> (Response, usize) {
-    let bytes = reply.body.as_ref().map(|b| b.to_string().into_bytes());
-    let len = bytes.as_ref().map_or(0, Vec::len);
-    let mut response = match bytes {
-        Some(b) => (
-            reply.status,
-            [(header::CONTENT_TYPE, "application/json")],
-            axum::body::Body::new(HoldBody {
-                inner: http_body_util::Full::new(bytes::Bytes::from(b)),
-                _permit: permit,
-            }),
-        )
-            .into_response(),
-        None => reply.status.into_response(),
-    };
-    let headers = response.headers_mut();
-    if let Ok(v) = HeaderValue::from_str(&request_id.to_string()) {
-        headers.insert(REQUEST_ID_HEADER, v);
-    }
-    for (name, value) in reply.headers {
-        if let Ok(v) = HeaderValue::from_str(&value) {
-            headers.insert(name, v);
-        }
-    }
-    (response, len)
-}
-
-/// A response body that keeps the request's admission permit until the body has been sent
-/// (or the connection dropped): an admitted request holds its slot until its response is
-/// complete.
-struct HoldBody {
-    inner: http_body_util::Full<bytes::Bytes>,
-    _permit: Option<Permit>,
-}
-
-impl http_body::Body for HoldBody {
-    type Data = bytes::Bytes;
-    type Error = std::convert::Infallible;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.inner.size_hint()
-    }
 }
 
 impl Inner {
@@ -688,33 +531,6 @@ async fn admitted(
     }
 }
 
-fn too_large(max: usize) -> Reply {
-    Reply::status(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        &Value::Null,
-        jsonrpc::SERVER_ERROR,
-        &format!("Request body over {max} bytes"),
-    )
-}
-
-fn framing_error(e: &FramingError) -> Reply {
-    Reply::status_data(
-        StatusCode::BAD_REQUEST,
-        e.code(),
-        &e.to_string(),
-        json!({"hint": e.hint()}),
-    )
-}
-
-fn method_not_found(id: &Value, method: &str) -> Reply {
-    Reply::rpc_error(
-        id,
-        jsonrpc::METHOD_NOT_FOUND,
-        &format!("Method not found: {method}"),
-        None,
-    )
-}
-
 /// A hook's answer; a hook's own −32603 takes the presenter's internal-error status too.
 fn hook_reply(inner: &Inner, id: &Value, out: Result<Value, RpcFailure>) -> Reply {
     match out {
@@ -762,165 +578,4 @@ fn initialize(inner: &Inner, principal: &Principal, params: &Map<String, Value>)
         result["_meta"] = Value::Object(meta);
     }
     result
-}
-
-async fn call_tool(
-    inner: &Inner,
-    id: &Value,
-    mut ctx: CallContext,
-    params: Map<String, Value>,
-    record: &mut AuditRecord,
-) -> Reply {
-    let Some(name) = params.get("name").and_then(Value::as_str) else {
-        return Reply::rpc_error(
-            id,
-            jsonrpc::INVALID_PARAMS,
-            "params.name must be a string",
-            None,
-        );
-    };
-    record.tool = Some(name.to_owned());
-    let mut arguments = match params.get("arguments") {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(v @ Value::Object(_)) => v.clone(),
-        Some(_) => {
-            return Reply::rpc_error(
-                id,
-                jsonrpc::INVALID_PARAMS,
-                "params.arguments must be an object",
-                None,
-            );
-        }
-    };
-    record.arguments = Some(arguments.clone());
-    let Some(decl) = inner.catalog.get(name) else {
-        let (message, data) = inner.presenter.unknown_tool(name, &ctx.principal.kind);
-        return Reply::rpc_error(id, jsonrpc::INVALID_PARAMS, &message, data);
-    };
-    let kind = ctx.principal.kind.clone();
-    if !decl.visible_to(&kind) {
-        let (message, data) = inner.presenter.hidden_tool(name, &kind);
-        return Reply::rpc_error(id, jsonrpc::METHOD_NOT_FOUND, &message, Some(data));
-    }
-    if let Some(scope) = &decl.scope
-        && !ctx.principal.scopes.iter().any(|s| s == scope)
-    {
-        let mut wanted = ctx.principal.scopes.clone();
-        wanted.push(scope.clone());
-        let (message, data) = inner
-            .presenter
-            .scope_refused(name, scope, &ctx.principal.scopes);
-        return Reply {
-            status: StatusCode::FORBIDDEN,
-            body: Some(jsonrpc::error(
-                id,
-                jsonrpc::INSUFFICIENT_SCOPE,
-                &message,
-                Some(data),
-            )),
-            headers: vec![(
-                header::WWW_AUTHENTICATE,
-                inner.auth.insufficient_scope_challenge(&wanted),
-            )],
-            error: Some("insufficient_scope".into()),
-        };
-    }
-    if let Some(gate) = &inner.gate {
-        let request = GateRequest {
-            stage: GateStage::ToolResolved,
-            principal: &ctx.principal,
-            method: "tools/call",
-            tool: Some(name),
-            request_id: ctx.request_id,
-        };
-        if let Err(refusal) = gate.check(&request).await {
-            return Reply::gate(id, refusal);
-        }
-    }
-    let request_id = ctx.request_id;
-    let lenient = inner.presenter.lenient_arguments(name, &kind);
-    if !lenient.is_empty()
-        && let Value::Object(args) = &mut arguments
-    {
-        ctx.ignored_arguments = lenient
-            .iter()
-            .filter(|k| args.remove(**k).is_some())
-            .map(|k| (*k).to_owned())
-            .collect();
-    }
-    let violations = inner.catalog.validate(name, &arguments);
-    let outcome = if violations.is_empty() {
-        let Value::Object(args) = arguments else {
-            return Reply::internal(inner.presenter.internal_error_status(), id, request_id);
-        };
-        let handler = Arc::clone(&decl.handler);
-        match tokio::time::timeout(inner.config.tool_deadline, handler(ctx, args)).await {
-            Err(_) => {
-                return Reply::status(
-                    StatusCode::GATEWAY_TIMEOUT,
-                    id,
-                    jsonrpc::SERVER_ERROR,
-                    "Tool execution exceeded its deadline; a write may or may not have committed — read again before retrying",
-                );
-            }
-            Ok(Err(ToolFailure::Unavailable(detail))) => {
-                tracing::warn!(%request_id, %detail, "tool dependency unavailable");
-                return Reply::status(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    id,
-                    jsonrpc::SERVER_ERROR,
-                    "Service unavailable; retry later",
-                )
-                .header(header::RETRY_AFTER, "1".into());
-            }
-            Ok(Err(ToolFailure::Internal(detail))) => {
-                tracing::error!(%request_id, %detail, "tool failed");
-                return Reply::internal(inner.presenter.internal_error_status(), id, request_id);
-            }
-            Ok(Ok(result)) => result,
-        }
-    } else {
-        inner
-            .presenter
-            .invalid_arguments_in(&ctx, name, &violations)
-    };
-    let mut outcome = outcome;
-    outcome.result_type = None; // newer than every version we negotiate
-    if outcome.is_error == Some(true) {
-        record.error = Some(tool_error_label(&outcome));
-    }
-    match serde_json::to_value(&outcome) {
-        Ok(v) => Reply::json(jsonrpc::result(id, v)),
-        Err(e) => {
-            tracing::error!(error = %e, "tool result did not serialize");
-            Reply::internal(inner.presenter.internal_error_status(), id, request_id)
-        }
-    }
-}
-
-/// A short label of an `isError` result for the audit: the `error.code` of a JSON error
-/// body (`{"error":{"code":"bad_request",…}}`), else the text's leading status or code word.
-fn tool_error_label(result: &CallToolResult) -> String {
-    let text = result
-        .content
-        .first()
-        .and_then(|c| c.as_text())
-        .map(|t| t.text.as_str())
-        .unwrap_or_default();
-    if text.starts_with('{')
-        && let Ok(body) = serde_json::from_str::<Value>(text)
-        && let Some(code) = body
-            .pointer("/error/code")
-            .and_then(Value::as_str)
-            .filter(|c| !c.is_empty())
-    {
-        return code.chars().take(40).collect();
-    }
-    text.split([':', ' '])
-        .next()
-        .filter(|s| !s.is_empty())
-        .unwrap_or("tool_error")
-        .chars()
-        .take(40)
-        .collect()
 }

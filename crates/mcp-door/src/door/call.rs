@@ -1,0 +1,175 @@
+//! `tools/call`: lookup, visibility, scope, the method gate, argument validation, the
+//! deadline and the three error layers of a tool's answer.
+
+use std::sync::Arc;
+
+use http::{StatusCode, header};
+use rmcp::model::CallToolResult;
+use serde_json::{Map, Value};
+
+use super::{Inner, Reply};
+use crate::audit::AuditRecord;
+use crate::catalog::{CallContext, ToolFailure};
+use crate::gate::{GateRequest, GateStage};
+use crate::jsonrpc;
+
+pub(super) async fn call_tool(
+    inner: &Inner,
+    id: &Value,
+    mut ctx: CallContext,
+    params: Map<String, Value>,
+    record: &mut AuditRecord,
+) -> Reply {
+    let Some(name) = params.get("name").and_then(Value::as_str) else {
+        return Reply::rpc_error(
+            id,
+            jsonrpc::INVALID_PARAMS,
+            "params.name must be a string",
+            None,
+        );
+    };
+    record.tool = Some(name.to_owned());
+    let mut arguments = match params.get("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(v @ Value::Object(_)) => v.clone(),
+        Some(_) => {
+            return Reply::rpc_error(
+                id,
+                jsonrpc::INVALID_PARAMS,
+                "params.arguments must be an object",
+                None,
+            );
+        }
+    };
+    record.arguments = Some(arguments.clone());
+    let Some(decl) = inner.catalog.get(name) else {
+        let (message, data) = inner.presenter.unknown_tool(name, &ctx.principal.kind);
+        return Reply::rpc_error(id, jsonrpc::INVALID_PARAMS, &message, data);
+    };
+    let kind = ctx.principal.kind.clone();
+    if !decl.visible_to(&kind) {
+        let (message, data) = inner.presenter.hidden_tool(name, &kind);
+        return Reply::rpc_error(id, jsonrpc::METHOD_NOT_FOUND, &message, Some(data));
+    }
+    if let Some(scope) = &decl.scope
+        && !ctx.principal.scopes.iter().any(|s| s == scope)
+    {
+        let mut wanted = ctx.principal.scopes.clone();
+        wanted.push(scope.clone());
+        let (message, data) = inner
+            .presenter
+            .scope_refused(name, scope, &ctx.principal.scopes);
+        return Reply {
+            status: StatusCode::FORBIDDEN,
+            body: Some(jsonrpc::error(
+                id,
+                jsonrpc::INSUFFICIENT_SCOPE,
+                &message,
+                Some(data),
+            )),
+            headers: vec![(
+                header::WWW_AUTHENTICATE,
+                inner.auth.insufficient_scope_challenge(&wanted),
+            )],
+            error: Some("insufficient_scope".into()),
+        };
+    }
+    if let Some(gate) = &inner.gate {
+        let request = GateRequest {
+            stage: GateStage::ToolResolved,
+            principal: &ctx.principal,
+            method: "tools/call",
+            tool: Some(name),
+            request_id: ctx.request_id,
+        };
+        if let Err(refusal) = gate.check(&request).await {
+            return Reply::gate(id, refusal);
+        }
+    }
+    let request_id = ctx.request_id;
+    let lenient = inner.presenter.lenient_arguments(name, &kind);
+    if !lenient.is_empty()
+        && let Value::Object(args) = &mut arguments
+    {
+        ctx.ignored_arguments = lenient
+            .iter()
+            .filter(|k| args.remove(**k).is_some())
+            .map(|k| (*k).to_owned())
+            .collect();
+    }
+    let violations = inner.catalog.validate(name, &arguments);
+    let outcome = if violations.is_empty() {
+        let Value::Object(args) = arguments else {
+            return Reply::internal(inner.presenter.internal_error_status(), id, request_id);
+        };
+        let handler = Arc::clone(&decl.handler);
+        match tokio::time::timeout(inner.config.tool_deadline, handler(ctx, args)).await {
+            Err(_) => {
+                return Reply::status(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    id,
+                    jsonrpc::SERVER_ERROR,
+                    "Tool execution exceeded its deadline; a write may or may not have committed — read again before retrying",
+                );
+            }
+            Ok(Err(ToolFailure::Unavailable(detail))) => {
+                tracing::warn!(%request_id, %detail, "tool dependency unavailable");
+                return Reply::status(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    id,
+                    jsonrpc::SERVER_ERROR,
+                    "Service unavailable; retry later",
+                )
+                .header(header::RETRY_AFTER, "1".into());
+            }
+            Ok(Err(ToolFailure::Internal(detail))) => {
+                tracing::error!(%request_id, %detail, "tool failed");
+                return Reply::internal(inner.presenter.internal_error_status(), id, request_id);
+            }
+            Ok(Ok(result)) => result,
+        }
+    } else {
+        inner
+            .presenter
+            .invalid_arguments_in(&ctx, name, &violations)
+    };
+    let mut outcome = outcome;
+    outcome.result_type = None; // newer than every version we negotiate
+    if outcome.is_error == Some(true) {
+        record.error = Some(tool_error_label(&outcome));
+    }
+    match serde_json::to_value(&outcome) {
+        Ok(v) => Reply::json(jsonrpc::result(id, v)),
+        Err(e) => {
+            tracing::error!(error = %e, "tool result did not serialize");
+            Reply::internal(inner.presenter.internal_error_status(), id, request_id)
+        }
+    }
+}
+
+/// A short label of an `isError` result for the audit: the `error.code` of a JSON error
+/// body (`{"error":{"code":"bad_request",…}}`), else the text's leading status or code word.
+fn tool_error_label(result: &CallToolResult) -> String {
+    let text = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.as_str())
+        .unwrap_or_default();
+    if text.starts_with('{')
+        && let Ok(body) = serde_json::from_str::<Value>(text)
+        && let Some(code) = body
+            .pointer("/error/code")
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty())
+    {
+        return code.chars().take(40).collect();
+    }
+    text.split([':', ' '])
+        .next()
+        .filter(|s| !s.is_empty())
+        .unwrap_or("tool_error")
+        .chars()
+        .take(40)
+        .collect()
+}

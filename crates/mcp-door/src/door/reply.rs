@@ -1,0 +1,203 @@
+//! A response being built (status, JSON-RPC body, headers, the audit's error label) and its
+//! finishing: request id, the admission permit riding the body until it is sent.
+
+use axum::response::{IntoResponse, Response};
+use http::{HeaderName, HeaderValue, StatusCode, header};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use super::REQUEST_ID_HEADER;
+use crate::admission::{AdmissionError, Permit};
+use crate::framing::FramingError;
+use crate::gate::GateRefusal;
+use crate::jsonrpc;
+
+/// A response being built, before request id and audit are attached.
+pub(super) struct Reply {
+    pub(super) status: StatusCode,
+    pub(super) body: Option<Value>,
+    pub(super) headers: Vec<(HeaderName, String)>,
+    pub(super) error: Option<String>,
+}
+
+impl Reply {
+    pub(super) fn json(body: Value) -> Self {
+        Self {
+            status: StatusCode::OK,
+            body: Some(body),
+            headers: Vec::new(),
+            error: None,
+        }
+    }
+
+    pub(super) fn status(status: StatusCode, id: &Value, code: i64, message: &str) -> Self {
+        Self {
+            status,
+            body: Some(jsonrpc::error(id, code, message, None)),
+            headers: Vec::new(),
+            error: Some(status.as_u16().to_string()),
+        }
+    }
+
+    /// A transport or framing refusal whose JSON-RPC error carries `data`.
+    pub(super) fn status_data(status: StatusCode, code: i64, message: &str, data: Value) -> Self {
+        Self {
+            status,
+            body: Some(jsonrpc::error(&Value::Null, code, message, Some(data))),
+            headers: Vec::new(),
+            error: Some(status.as_u16().to_string()),
+        }
+    }
+
+    /// −32603: a failure outside any tool call, with the request id to quote.
+    /// `status` is the presenter's [`Presenter::internal_error_status`].
+    pub(super) fn internal(status: StatusCode, id: &Value, request_id: Uuid) -> Self {
+        let mut reply = Self::rpc_error(
+            id,
+            jsonrpc::INTERNAL_ERROR,
+            &format!("Internal error (request id {request_id})"),
+            Some(json!({"request_id": request_id.to_string()})),
+        );
+        reply.status = status;
+        reply
+    }
+
+    pub(super) fn rpc_error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Self {
+        Self {
+            status: StatusCode::OK,
+            body: Some(jsonrpc::error(id, code, message, data)),
+            headers: Vec::new(),
+            error: Some(code.to_string()),
+        }
+    }
+
+    pub(super) fn header(mut self, name: HeaderName, value: String) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    pub(super) fn gate(id: &Value, refusal: GateRefusal) -> Self {
+        let mut reply = Self {
+            status: refusal.status,
+            body: Some(jsonrpc::error(
+                id,
+                refusal.code,
+                &refusal.message,
+                refusal.data,
+            )),
+            headers: Vec::new(),
+            error: Some(refusal.code.to_string()),
+        };
+        if let Some(secs) = refusal.retry_after_secs {
+            reply = reply.header(header::RETRY_AFTER, secs.to_string());
+        }
+        reply
+    }
+
+    pub(super) fn admission(e: &AdmissionError) -> Self {
+        match e {
+            AdmissionError::Limited {
+                reason,
+                retry_after_secs,
+            } => Reply::status(
+                StatusCode::TOO_MANY_REQUESTS,
+                &Value::Null,
+                jsonrpc::SERVER_ERROR,
+                &format!("Too many requests: {reason}. Retry after {retry_after_secs} s."),
+            )
+            .header(header::RETRY_AFTER, retry_after_secs.to_string()),
+            AdmissionError::Unavailable(detail) => {
+                tracing::warn!(%detail, "admission backend unavailable");
+                Reply::status(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &Value::Null,
+                    jsonrpc::SERVER_ERROR,
+                    "Service unavailable: admission backend unreachable",
+                )
+                .header(header::RETRY_AFTER, "1".into())
+            }
+        }
+    }
+}
+
+pub(super) fn finish(reply: Reply, request_id: Uuid, permit: Option<Permit>) -> (Response, usize) {
+    let bytes = reply.body.as_ref().map(|b| b.to_string().into_bytes());
+    let len = bytes.as_ref().map_or(0, Vec::len);
+    let mut response = match bytes {
+        Some(b) => (
+            reply.status,
+            [(header::CONTENT_TYPE, "application/json")],
+            axum::body::Body::new(HoldBody {
+                inner: http_body_util::Full::new(bytes::Bytes::from(b)),
+                _permit: permit,
+            }),
+        )
+            .into_response(),
+        None => reply.status.into_response(),
+    };
+    let headers = response.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&request_id.to_string()) {
+        headers.insert(REQUEST_ID_HEADER, v);
+    }
+    for (name, value) in reply.headers {
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            headers.insert(name, v);
+        }
+    }
+    (response, len)
+}
+
+/// A response body that keeps the request's admission permit until the body has been sent
+/// (or the connection dropped): an admitted request holds its slot until its response is
+/// complete.
+struct HoldBody {
+    inner: http_body_util::Full<bytes::Bytes>,
+    _permit: Option<Permit>,
+}
+
+impl http_body::Body for HoldBody {
+    type Data = bytes::Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+pub(super) fn too_large(max: usize) -> Reply {
+    Reply::status(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &Value::Null,
+        jsonrpc::SERVER_ERROR,
+        &format!("Request body over {max} bytes"),
+    )
+}
+
+pub(super) fn framing_error(e: &FramingError) -> Reply {
+    Reply::status_data(
+        StatusCode::BAD_REQUEST,
+        e.code(),
+        &e.to_string(),
+        json!({"hint": e.hint()}),
+    )
+}
+
+pub(super) fn method_not_found(id: &Value, method: &str) -> Reply {
+    Reply::rpc_error(
+        id,
+        jsonrpc::METHOD_NOT_FOUND,
+        &format!("Method not found: {method}"),
+        None,
+    )
+}
