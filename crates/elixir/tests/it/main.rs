@@ -1,6 +1,7 @@
 //! Integration tests of Elixir over a real port-0 listener: the protocol surface, OAuth, the
 //! web pages, the card catalogue read from a fake Clash Royale API; SQLite always, PostgreSQL too when `TEST_DATABASE_URL` is set (and two instances
-//! sharing it), the real binary with the official Python SDK when `SIDEQUEST_PY` is set.
+//! sharing it), the real binary with the official Python SDK when `SIDEQUEST_PY` is set and with
+//! the official TypeScript SDK when `ELIXIR_NODE_DIR` is set.
 
 // The whole binary is test code.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -17,6 +18,7 @@ mod feedback;
 mod initialize;
 mod limits;
 mod metrics;
+mod node_oauth;
 mod oauth;
 mod pages;
 mod python_oauth;
