@@ -2,7 +2,7 @@
 //! web pages (also in headless Chromium when it is installed), the card catalogue read from a
 //! fake Clash Royale API; SQLite always, PostgreSQL too when `TEST_DATABASE_URL` is set (and
 //! two instances sharing it), the real binary with the official Python SDK when
-//! `SIDEQUEST_PY` is set.
+//! `SIDEQUEST_PY` is set and with the official TypeScript SDK when `ELIXIR_NODE_DIR` is set.
 
 // The whole binary is test code.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -20,6 +20,7 @@ mod feedback;
 mod initialize;
 mod limits;
 mod metrics;
+mod node_oauth;
 mod oauth;
 mod pages;
 mod python_oauth;

@@ -12,9 +12,11 @@ use std::time::Duration;
 use tokio::process::{Child, Command};
 
 /// The access-token life the binary runs with, so that the SDK refreshes during the run.
-const ACCESS_TTL_SECS: &str = "2";
+pub(crate) const ACCESS_TTL_SECS: &str = "2";
 
-async fn start(dir: &Path) -> (Child, String) {
+/// Starts the real binary on a free port over `dir/e.db`, with codes written to `dir/outbox`
+/// and its log in `dir/server.log`; returns it and its origin once `/healthz` answers.
+pub(crate) async fn start(dir: &Path) -> (Child, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
