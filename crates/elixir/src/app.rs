@@ -364,5 +364,16 @@ pub async fn run(
     if let Some(poll) = poll {
         let _ = poll.await;
     }
+    // Every finished request queued its audit row before answering: store them before the
+    // process goes (Activity and the feedback ledger read them).
+    if tokio::time::timeout(AUDIT_FLUSH, state.services.audit.flush())
+        .await
+        .is_err()
+    {
+        tracing::warn!("audit rows still queued at shutdown were not all stored");
+    }
     Ok(())
 }
+
+/// How long shutdown waits for queued audit rows.
+const AUDIT_FLUSH: Duration = Duration::from_secs(10);

@@ -18,6 +18,7 @@ mod docs;
 mod errors;
 mod feedback;
 mod initialize;
+mod lifecycle;
 mod limits;
 mod metrics;
 mod node_oauth;
