@@ -19,6 +19,15 @@ pub fn result(id: &Value, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
+/// A success response over a borrowed result, serialized without an intermediate `Value`
+/// (the same JSON as [`result`], keys in this order).
+#[derive(Debug, serde::Serialize)]
+pub struct Response<'a, T: serde::Serialize> {
+    pub jsonrpc: &'static str,
+    pub id: &'a Value,
+    pub result: &'a T,
+}
+
 /// An error response; `data` is omitted when `None`.
 pub fn error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Value {
     let mut err = json!({"code": code, "message": message});

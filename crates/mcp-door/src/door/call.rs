@@ -61,12 +61,9 @@ pub(super) async fn call_tool(
             .scope_refused(name, scope, &ctx.principal.scopes);
         return Reply {
             status: StatusCode::FORBIDDEN,
-            body: Some(jsonrpc::error(
-                id,
-                jsonrpc::INSUFFICIENT_SCOPE,
-                &message,
-                Some(data),
-            )),
+            body: Some(
+                jsonrpc::error(id, jsonrpc::INSUFFICIENT_SCOPE, &message, Some(data)).into(),
+            ),
             headers: vec![(
                 header::WWW_AUTHENTICATE,
                 inner.auth.insufficient_scope_challenge(&wanted),
@@ -138,8 +135,14 @@ pub(super) async fn call_tool(
     if outcome.is_error == Some(true) {
         record.error = Some(tool_error_label(&outcome));
     }
-    match serde_json::to_value(&outcome) {
-        Ok(v) => Reply::json(jsonrpc::result(id, v)),
+    // Written once, straight from the struct: a large result is not copied into a `Value`
+    // and serialized again.
+    match serde_json::to_vec(&jsonrpc::Response {
+        jsonrpc: "2.0",
+        id,
+        result: &outcome,
+    }) {
+        Ok(body) => Reply::serialized(body),
         Err(e) => {
             tracing::error!(error = %e, "tool result did not serialize");
             Reply::internal(inner.presenter.internal_error_status(), id, request_id)

@@ -327,12 +327,15 @@ async fn process(
                 }
                 AuthError::Forbidden { code, message } => Reply {
                     status: StatusCode::FORBIDDEN,
-                    body: Some(jsonrpc::error(
-                        &null,
-                        jsonrpc::INSUFFICIENT_SCOPE,
-                        message,
-                        Some(json!({"code": code})),
-                    )),
+                    body: Some(
+                        jsonrpc::error(
+                            &null,
+                            jsonrpc::INSUFFICIENT_SCOPE,
+                            message,
+                            Some(json!({"code": code})),
+                        )
+                        .into(),
+                    ),
                     headers: vec![(
                         header::WWW_AUTHENTICATE,
                         inner.auth.challenge_at(&e, parts.uri.path()),

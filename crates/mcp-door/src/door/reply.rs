@@ -12,10 +12,23 @@ use crate::framing::FramingError;
 use crate::gate::GateRefusal;
 use crate::jsonrpc;
 
+/// A response body: a JSON value, or JSON already written (a tool result, serialized once
+/// straight from its struct).
+pub(super) enum Payload {
+    Value(Value),
+    Bytes(Vec<u8>),
+}
+
+impl From<Value> for Payload {
+    fn from(value: Value) -> Self {
+        Self::Value(value)
+    }
+}
+
 /// A response being built, before request id and audit are attached.
 pub(super) struct Reply {
     pub(super) status: StatusCode,
-    pub(super) body: Option<Value>,
+    pub(super) body: Option<Payload>,
     pub(super) headers: Vec<(HeaderName, String)>,
     pub(super) error: Option<String>,
 }
@@ -24,7 +37,17 @@ impl Reply {
     pub(super) fn json(body: Value) -> Self {
         Self {
             status: StatusCode::OK,
-            body: Some(body),
+            body: Some(body.into()),
+            headers: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// A 200 whose body is already-serialized JSON.
+    pub(super) fn serialized(body: Vec<u8>) -> Self {
+        Self {
+            status: StatusCode::OK,
+            body: Some(Payload::Bytes(body)),
             headers: Vec::new(),
             error: None,
         }
@@ -33,7 +56,7 @@ impl Reply {
     pub(super) fn status(status: StatusCode, id: &Value, code: i64, message: &str) -> Self {
         Self {
             status,
-            body: Some(jsonrpc::error(id, code, message, None)),
+            body: Some(jsonrpc::error(id, code, message, None).into()),
             headers: Vec::new(),
             error: Some(status.as_u16().to_string()),
         }
@@ -43,7 +66,7 @@ impl Reply {
     pub(super) fn status_data(status: StatusCode, code: i64, message: &str, data: Value) -> Self {
         Self {
             status,
-            body: Some(jsonrpc::error(&Value::Null, code, message, Some(data))),
+            body: Some(jsonrpc::error(&Value::Null, code, message, Some(data)).into()),
             headers: Vec::new(),
             error: Some(status.as_u16().to_string()),
         }
@@ -65,7 +88,7 @@ impl Reply {
     pub(super) fn rpc_error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Self {
         Self {
             status: StatusCode::OK,
-            body: Some(jsonrpc::error(id, code, message, data)),
+            body: Some(jsonrpc::error(id, code, message, data).into()),
             headers: Vec::new(),
             error: Some(code.to_string()),
         }
@@ -79,12 +102,7 @@ impl Reply {
     pub(super) fn gate(id: &Value, refusal: GateRefusal) -> Self {
         let mut reply = Self {
             status: refusal.status,
-            body: Some(jsonrpc::error(
-                id,
-                refusal.code,
-                &refusal.message,
-                refusal.data,
-            )),
+            body: Some(jsonrpc::error(id, refusal.code, &refusal.message, refusal.data).into()),
             headers: Vec::new(),
             error: Some(refusal.code.to_string()),
         };
@@ -121,7 +139,10 @@ impl Reply {
 }
 
 pub(super) fn finish(reply: Reply, request_id: Uuid, permit: Option<Permit>) -> (Response, usize) {
-    let bytes = reply.body.as_ref().map(|b| b.to_string().into_bytes());
+    let bytes = reply.body.map(|b| match b {
+        Payload::Value(v) => v.to_string().into_bytes(),
+        Payload::Bytes(b) => b,
+    });
     let len = bytes.as_ref().map_or(0, Vec::len);
     let mut response = match bytes {
         Some(b) => (
