@@ -107,6 +107,10 @@ pub struct AuthServerConfig {
     pub code_ttl: Duration,
     /// Life of a pending authorization (the consent page's flow) (30 minutes).
     pub pending_ttl: Duration,
+    /// Consent flows (valid `GET /oauth/authorize` requests, each a stored pending row) one
+    /// client address may start per clock hour (60): a person needs a few; a loop filling the
+    /// table gets a 429 page instead.
+    pub flows_per_address_per_hour: i64,
     pub email_code: EmailCodePolicy,
     pub registration: RegistrationPolicy,
     /// Accept HTTPS `client_id` URLs naming a Client ID Metadata Document.
@@ -150,6 +154,7 @@ impl AuthServerConfig {
             refresh_grace: None,
             code_ttl: Duration::from_secs(300),
             pending_ttl: Duration::from_secs(30 * 60),
+            flows_per_address_per_hour: 60,
             email_code: EmailCodePolicy::default(),
             registration: RegistrationPolicy::default(),
             client_id_metadata_documents: false,

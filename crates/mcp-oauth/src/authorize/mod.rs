@@ -136,8 +136,13 @@ struct Flow {
 
 impl AuthServer {
     /// `GET /oauth/authorize` with the raw query string.
-    pub(crate) async fn authorize_get(&self, query: &str, headers: &HeaderMap) -> Outcome {
-        match self.start(query, headers).await {
+    pub(crate) async fn authorize_get(
+        &self,
+        query: &str,
+        headers: &HeaderMap,
+        address: &str,
+    ) -> Outcome {
+        match self.start(query, headers, address).await {
             Ok(outcome) => outcome,
             Err(refusal) => self.refusal_page(refusal),
         }
@@ -247,9 +252,31 @@ impl AuthServer {
         account.email.is_some() || !requested.is_some_and(|r| r.contains(&self.config.email_scope))
     }
 
-    async fn start(&self, query: &str, headers: &HeaderMap) -> Result<Outcome, Refusal> {
+    async fn start(
+        &self,
+        query: &str,
+        headers: &HeaderMap,
+        address: &str,
+    ) -> Result<Outcome, Refusal> {
         let params = Params::parse(query.as_bytes());
         let checked = self.check_request(&params).await?;
+        let hour = Self::window(self.now(), 3600 * 1000);
+        if !self
+            .store
+            .take_rate(
+                &format!("flow:addr:{address}"),
+                hour,
+                self.config.flows_per_address_per_hour,
+            )
+            .await?
+        {
+            return Err(refuse(
+                StatusCode::TOO_MANY_REQUESTS,
+                "Too many sign-in requests",
+                "Too many sign-in requests came from your network in the last hour. Wait a \
+                 while, then start again from your app.",
+            ));
+        }
         let switch = params.get("switch") == Some("1");
         let account = if switch {
             None

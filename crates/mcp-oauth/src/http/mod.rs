@@ -186,14 +186,11 @@ async fn userinfo(State(server): Shared, headers: HeaderMap) -> Response {
     response
 }
 
-async fn authorize_get(
-    State(server): Shared,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-) -> Response {
+async fn authorize_get(State(server): Shared, RawQuery(query): RawQuery, parts: Parts) -> Response {
+    let address = address(&server, &parts);
     page_response(
         server
-            .authorize_get(query.as_deref().unwrap_or(""), &headers)
+            .authorize_get(query.as_deref().unwrap_or(""), &parts.headers, &address)
             .await,
     )
 }

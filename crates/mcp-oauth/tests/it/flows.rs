@@ -248,3 +248,46 @@ async fn purge_removes_what_cannot_be_used(backend: Backend) {
     assert_eq!(h.open(&req, &[]).await.status, StatusCode::BAD_REQUEST);
 }
 on_both!(purge_removes_what_cannot_be_used);
+
+/// Each valid authorize request stores a pending flow: one address may start 60 an hour; the
+/// 61st is a 429 page (nothing stored), other addresses are unaffected, invalid requests are
+/// refused for what they are and spend nothing, and the next hour starts afresh.
+async fn consent_flows_per_address_are_capped_per_hour(backend: Backend) {
+    let Some(h) = Harness::new(backend).await else {
+        return;
+    };
+    let req = h.client_request().await;
+    let from = |address: &'static str| [("x-test-addr", address)];
+    for _ in 0..60 {
+        assert_eq!(
+            h.open(&req, &from("198.51.100.7")).await.status,
+            StatusCode::OK
+        );
+    }
+    let refused = h.open(&req, &from("198.51.100.7")).await;
+    assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(
+        refused.body.contains("Too many sign-in requests"),
+        "{}",
+        refused.body
+    );
+    assert!(
+        refused.location().is_none(),
+        "never sent to the redirect_uri"
+    );
+    // an invalid request is answered as invalid, and does not count
+    let unknown = h
+        .get("/oauth/authorize?client_id=nope", &from("198.51.100.7"))
+        .await;
+    assert_eq!(unknown.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        h.open(&req, &from("198.51.100.8")).await.status,
+        StatusCode::OK
+    );
+    h.advance_secs(3600);
+    assert_eq!(
+        h.open(&req, &from("198.51.100.7")).await.status,
+        StatusCode::OK
+    );
+}
+on_both!(consent_flows_per_address_are_capped_per_hour);
