@@ -1,5 +1,5 @@
 -- The five statements of one get_play_context request on PostgreSQL, as
--- crates/sidequest/src/store/sql_store.rs issues them (each on its own pooled connection):
+-- crates/sidequest/src/store/sql_store/ issues them (each on its own pooled connection):
 -- the play-token lookup, the assignment, its scenario, the five newest player-visible journal
 -- events and the twenty newest consequences. Informative: the SQL's own cost, without HTTP,
 -- JSON or the pool's pings. Same seeded copy and -D variables as turn.sql.
