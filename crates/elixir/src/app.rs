@@ -11,7 +11,7 @@ use std::time::Duration;
 use axum::Router;
 use mcp_door::{
     Admission, Clock, Door, DoorConfig, Limits, LocalAdmission, Metrics, PreAuthGate,
-    RedisAdmission,
+    RedisAdmission, Serving, serve_until,
 };
 use tokio::net::TcpListener;
 
@@ -337,28 +337,17 @@ pub async fn run(
     let purge = crate::oauth::spawn_purge(parts.server, config.oauth.purge_every, cancel.clone());
     let poll = poller.map(|p| crate::recorder::spawn_poller(p, cancel.clone()));
     tracing::info!(address = %listener.local_addr()?, issuer = %state.services.settings.public_url, "elixir serving /mcp, /a/{{public_id}}/mcp, /i/{{public_id}}/mcp, OAuth and the account pages");
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    if let Some(bind) = config.metrics_bind {
-        let metrics_listener = TcpListener::bind(bind).await?;
-        mcp_door::metrics::serve(&state.metrics, metrics_listener, stop_rx.clone())?;
-    }
-    let server = axum::serve(
+    serve_until(
         listener,
-        router.into_make_service_with_connect_info::<SocketAddr>(),
+        router,
+        &state.metrics,
+        &Serving {
+            drain_timeout: config.drain_timeout,
+            metrics_bind: config.metrics_bind,
+        },
+        shutdown,
     )
-    .with_graceful_shutdown(async move {
-        shutdown.await;
-        let _ = stop_tx.send(true);
-    });
-    let drain = config.drain_timeout;
-    let mut stopped = stop_rx.clone();
-    tokio::select! {
-        r = server => r?,
-        _ = async move {
-            let _ = stopped.wait_for(|s| *s).await;
-            tokio::time::sleep(drain).await;
-        } => tracing::warn!("drain timeout reached; closing remaining connections"),
-    }
+    .await?;
     cancel.cancel();
     let _ = purge.await;
     if let Some(poll) = poll {

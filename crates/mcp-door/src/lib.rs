@@ -21,6 +21,7 @@ pub mod hooks;
 pub mod jsonrpc;
 pub mod metrics;
 pub mod random;
+pub mod serve;
 
 pub use address::{AddressSource, client_address};
 pub use admission::{
@@ -37,6 +38,7 @@ pub use gate::{GateRefusal, GateRequest, GateStage, MethodGate};
 pub use hooks::{PromptProvider, ResourceProvider, RpcFailure};
 pub use metrics::{Metrics, PoolUse};
 pub use random::{OsRandom, Random};
+pub use serve::{Serving, serve_until};
 
 /// Re-exported so products build tool results and annotations with the same wire types.
 pub use rmcp::model;

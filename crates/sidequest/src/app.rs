@@ -7,7 +7,7 @@ use std::time::Duration;
 use axum::Router;
 use mcp_door::{
     AddressSource, Admission, Clock, Door, DoorConfig, Limits, LocalAdmission, Metrics,
-    PreAuthGate, RedisAdmission,
+    PreAuthGate, RedisAdmission, Serving, serve_until,
 };
 use tokio::net::TcpListener;
 
@@ -160,27 +160,16 @@ pub async fn run(
     let metrics = Arc::clone(&state.metrics);
     let router = app(state)?;
     tracing::info!(address = %listener.local_addr()?, "sidequest serving /play/mcp, /mcp and /api");
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    if let Some(bind) = config.metrics_bind {
-        let listener = TcpListener::bind(bind).await?;
-        mcp_door::metrics::serve(&metrics, listener, stop_rx.clone())?;
-    }
-    let server = axum::serve(
+    serve_until(
         listener,
-        router.into_make_service_with_connect_info::<SocketAddr>(),
+        router,
+        &metrics,
+        &Serving {
+            drain_timeout: config.drain_timeout,
+            metrics_bind: config.metrics_bind,
+        },
+        shutdown,
     )
-    .with_graceful_shutdown(async move {
-        shutdown.await;
-        let _ = stop_tx.send(true);
-    });
-    let drain = config.drain_timeout;
-    let mut stopped = stop_rx.clone();
-    tokio::select! {
-        r = server => r?,
-        _ = async move {
-            let _ = stopped.wait_for(|s| *s).await;
-            tokio::time::sleep(drain).await;
-        } => tracing::warn!("drain timeout reached; closing remaining connections"),
-    }
+    .await?;
     Ok(())
 }

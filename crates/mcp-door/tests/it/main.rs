@@ -16,6 +16,7 @@ mod lifecycle;
 mod listener;
 mod metrics;
 mod redis;
+mod serve;
 mod support;
 mod tools;
 mod transport;
