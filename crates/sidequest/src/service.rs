@@ -159,17 +159,19 @@ impl PlayService {
 
     /// `get_play_context`: everything the facilitator needs, player-visible only.
     pub async fn context(&self, assignment_id: Uuid) -> Result<Value, ServiceError> {
-        let a = self.assignment(assignment_id).await?;
+        let snapshot = self
+            .store
+            .context_snapshot(
+                assignment_id,
+                limits::CONTEXT_EVENTS,
+                limits::CONTEXT_CONSEQUENCES,
+            )
+            .await?
+            .ok_or(ServiceError::Domain(DomainError::NotFound))?;
+        let a = snapshot.assignment;
+        let events = snapshot.events;
+        let consequences = snapshot.consequences;
         let nodes = self.nodes(a.scenario_id, a.source_version).await?;
-        let scenario = self.store.scenario(a.scenario_id).await?;
-        let events = self
-            .store
-            .recent_journal(a.id, true, limits::CONTEXT_EVENTS)
-            .await?;
-        let consequences = self
-            .store
-            .recent_consequences(a.id, limits::CONTEXT_CONSEQUENCES)
-            .await?;
         let materials: Vec<Value> = a
             .published_node_ids
             .iter()
@@ -184,7 +186,7 @@ impl PlayService {
             "session_id": a.id.to_string(),
             "assignment": {
                 "id": a.id.to_string(),
-                "scenario": {"id": a.scenario_id.to_string(), "title": scenario.map(|s| s.title).unwrap_or_default()},
+                "scenario": {"id": a.scenario_id.to_string(), "title": snapshot.scenario_title.unwrap_or_default()},
                 "source_version": a.source_version,
                 "mode": a.mode.as_str(),
                 "language": a.language.as_str(),

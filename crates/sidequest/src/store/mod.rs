@@ -275,6 +275,15 @@ pub trait Store: Send + Sync + 'static {
         limit: i64,
     ) -> Result<(i64, Vec<JournalEvent>), StoreError>;
     /// The newest `n` events (ascending by version).
+    /// What `get_play_context` reads, on one connection: the assignment and its scenario's
+    /// title, the newest `events` player-visible journal events (oldest first) and the newest
+    /// `consequences` consequences. `None` when the assignment does not exist.
+    async fn context_snapshot(
+        &self,
+        assignment_id: Uuid,
+        events: i64,
+        consequences: i64,
+    ) -> Result<Option<ContextSnapshot>, StoreError>;
     async fn recent_journal(
         &self,
         assignment_id: Uuid,
@@ -405,6 +414,16 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<WikiWriteOutcome, StoreError>;
     /// Every version of a page, the current one included, newest first.
     async fn wiki_history(&self, owner_id: Uuid, slug: &str) -> Result<Vec<WikiPage>, StoreError>;
+}
+
+/// [`Store::context_snapshot`]'s answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextSnapshot {
+    pub assignment: Assignment,
+    /// `None` only if the scenario row is gone (scenarios are never deleted).
+    pub scenario_title: Option<String>,
+    pub events: Vec<JournalEvent>,
+    pub consequences: Vec<Consequence>,
 }
 
 /// The store every part of the server shares.

@@ -684,6 +684,32 @@ async fn journal_pages_and_player_view(store: SharedStore) {
     assert_eq!(recent(false, 3).await, [5, 6, 7]);
     assert_eq!(recent(false, 100).await, [2, 3, 4, 5, 6, 7]);
 
+    // get_play_context's snapshot: the same rows the separate reads give, on one connection
+    let snap = s.context_snapshot(a, 3, 2).await.unwrap().unwrap();
+    assert_eq!(snap.assignment, s.assignment(a).await.unwrap().unwrap());
+    let scenario = s.scenario(w.assignment.scenario_id).await.unwrap().unwrap();
+    assert_eq!(
+        snap.scenario_title.as_deref(),
+        Some(scenario.title.as_str())
+    );
+    assert_eq!(snap.events, s.recent_journal(a, true, 3).await.unwrap());
+    assert_eq!(
+        snap.consequences,
+        s.recent_consequences(a, 2).await.unwrap()
+    );
+    assert_eq!(snap.consequences.len(), 2);
+    let all = s.context_snapshot(a, 100, 100).await.unwrap().unwrap();
+    assert_eq!(
+        all.events.iter().map(|e| e.version).collect::<Vec<_>>(),
+        [2, 3, 4, 6, 7]
+    );
+    assert_eq!(
+        all.consequences,
+        s.recent_consequences(a, 100).await.unwrap()
+    );
+    let none = s.context_snapshot(a, 0, 0).await.unwrap().unwrap();
+    assert!(none.events.is_empty() && none.consequences.is_empty());
+
     assert_eq!(w.versions(true).await, [2, 3, 4, 6, 7]);
     assert_eq!(w.versions(false).await, [2, 3, 4, 5, 6, 7]);
     let kinds: Vec<EventKind> = s
@@ -697,6 +723,10 @@ async fn journal_pages_and_player_view(store: SharedStore) {
 }
 
 async fn unknown_assignment_is_not_found(store: SharedStore) {
+    assert_eq!(
+        store.context_snapshot(Uuid::new_v4(), 5, 5).await.unwrap(),
+        None
+    );
     let applied = store
         .apply(
             Uuid::new_v4(),

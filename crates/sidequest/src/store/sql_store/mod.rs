@@ -44,8 +44,9 @@ macro_rules! sql_store {
                 Scenario, User,
             };
             use crate::store::{
-                Applied, ApplyError, AuthorGrant, AuthorTokenInfo, CreateOutcome, Decide,
-                NewAuthorToken, NewScenario, NewSession, NewUser, SessionRecord, Store, StoreError,
+                Applied, ApplyError, AuthorGrant, AuthorTokenInfo, ContextSnapshot, CreateOutcome,
+                Decide, NewAuthorToken, NewScenario, NewSession, NewUser, SessionRecord, Store,
+                StoreError,
             };
 
             // Macros are invoked by path (`sql::user_columns!()` too): imported, they leave macro
@@ -165,6 +166,15 @@ macro_rules! sql_store {
                     limit: i64,
                 ) -> Result<(i64, Vec<JournalEvent>), StoreError> {
                     play::journal_page(self, assignment_id, player_view, offset, limit).await
+                }
+
+                async fn context_snapshot(
+                    &self,
+                    assignment_id: Uuid,
+                    events: i64,
+                    consequences: i64,
+                ) -> Result<Option<ContextSnapshot>, StoreError> {
+                    play::context_snapshot(self, assignment_id, events, consequences).await
                 }
 
                 async fn recent_journal(

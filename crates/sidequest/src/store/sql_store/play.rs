@@ -11,8 +11,11 @@ macro_rules! sql_play {
             use super::super::$store;
             use crate::domain::play::DomainError;
             use crate::domain::{Assignment, Consequence, JournalEvent, Receipt};
+            use sqlkit::Cols;
+
             use crate::store::{
-                Applied, ApplyError, Decide, Decision, OperationState, StoreError, WritePlan, sql,
+                Applied, ApplyError, ContextSnapshot, Decide, Decision, OperationState, StoreError,
+                WritePlan, sql,
             };
 
             pub(super) async fn journal_page(
@@ -47,6 +50,53 @@ macro_rules! sql_play {
                     .await?;
                 events.reverse();
                 Ok(events)
+            }
+
+            /// `get_play_context`'s reads on one pooled connection (one release ping instead
+            /// of one per statement): the assignment with its scenario's title (a correlated
+            /// subquery, so no second statement), the newest player-visible events (oldest
+            /// first) and the newest consequences.
+            pub(super) async fn context_snapshot(
+                store: &$store,
+                assignment_id: Uuid,
+                events: i64,
+                consequences: i64,
+            ) -> Result<Option<ContextSnapshot>, StoreError> {
+                let mut conn = store.pool.acquire().await?;
+                let id = assignment_id.to_string();
+                let Some(row) = sqlx::query(concat!(
+                    "SELECT ",
+                    sql::assignment_columns!(),
+                    ", (SELECT s.title FROM scenarios s WHERE s.id = assignments.scenario_id) \
+                     AS scenario_title FROM assignments WHERE id = $1"
+                ))
+                .bind(&id)
+                .fetch_optional(&mut *conn)
+                .await?
+                else {
+                    return Ok(None);
+                };
+                let assignment = sql::assignment(&row)?;
+                let scenario_title = row.opt_text("scenario_title")?;
+                let mut recent = events_on(&mut conn, assignment_id, true, true, 0, events).await?;
+                recent.reverse();
+                let rows = sqlx::query(concat!(
+                    "SELECT ",
+                    sql::consequence_columns!(),
+                    " FROM consequences WHERE assignment_id = $1 \
+                     ORDER BY version DESC, seq DESC LIMIT $2"
+                ))
+                .bind(&id)
+                .bind(consequences.max(0))
+                .fetch_all(&mut *conn)
+                .await?;
+                let consequences = rows.iter().map(sql::consequence).collect::<Result<_, _>>()?;
+                Ok(Some(ContextSnapshot {
+                    assignment,
+                    scenario_title,
+                    events: recent,
+                    consequences,
+                }))
             }
 
             pub(super) async fn journal(
@@ -167,6 +217,21 @@ macro_rules! sql_play {
                     offset: i64,
                     limit: i64,
                 ) -> Result<Vec<JournalEvent>, StoreError> {
+                    let mut conn = self.pool.acquire().await?;
+                    events_on(&mut conn, assignment_id, player_view, newest_first, offset, limit)
+                        .await
+                }
+            }
+
+            /// One page of an assignment's journal, on `conn`.
+            async fn events_on(
+                conn: &mut $conn,
+                assignment_id: Uuid,
+                player_view: bool,
+                newest_first: bool,
+                offset: i64,
+                limit: i64,
+            ) -> Result<Vec<JournalEvent>, StoreError> {
                     // The filter and order are fixed fragments chosen here, never caller text.
                     let statement = format!(
                         "SELECT {} FROM journal_events WHERE assignment_id = $1 {} \
@@ -179,10 +244,9 @@ macro_rules! sql_play {
                         .bind(assignment_id.to_string())
                         .bind(limit.max(0))
                         .bind(offset.max(0))
-                        .fetch_all(&self.pool)
+                        .fetch_all(&mut *conn)
                         .await?;
                     rows.iter().map(sql::event).collect()
-                }
             }
 
             /// What the locked part of [`apply`] decided.
