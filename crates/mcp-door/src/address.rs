@@ -1,6 +1,6 @@
 //! The client address of a request, for per-address limits and refusal counts: the TCP
 //! peer, or the first item of a header a trusted proxy sets (with the port it may append
-//! dropped).
+//! dropped), and the key a per-address limit counts it under (an IPv6 client by its /64).
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -70,6 +70,25 @@ fn header_ip(item: &str) -> Option<IpAddr> {
     address.parse::<IpAddr>().ok()
 }
 
+/// The key a per-address limit or count files `address` (a [`client_address`] value)
+/// under: an IPv4 address as it is, an IPv6 address by its /64 (`2001:db8:1:2::/64`), since
+/// one subscriber is routinely handed a whole /64 and would otherwise count as 2^64 clients.
+/// An IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) keys as its IPv4 address; a value that
+/// is no IP address (a proxy's opaque item, `unknown`) is its own key.
+pub fn limit_key(address: &str) -> String {
+    match address.parse::<IpAddr>() {
+        Ok(IpAddr::V4(v4)) => v4.to_string(),
+        Ok(IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let prefix = u128::from(v6) & !((1u128 << 64) - 1);
+                format!("{}/64", std::net::Ipv6Addr::from(prefix))
+            }
+        },
+        Err(_) => address.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,6 +101,21 @@ mod tests {
             &headers,
             Some(IpAddr::from([10, 0, 0, 9])),
         )
+    }
+
+    #[test]
+    fn limits_key_ipv6_on_the_slash_64() {
+        assert_eq!(limit_key("198.51.100.10"), "198.51.100.10");
+        assert_eq!(limit_key("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::/64");
+        assert_eq!(
+            limit_key("2001:db8:1:2:ffff:ffff:ffff:ffff"),
+            "2001:db8:1:2::/64"
+        );
+        assert_ne!(limit_key("2001:db8:1:3::1"), limit_key("2001:db8:1:2::1"));
+        assert_eq!(limit_key("::1"), "::/64");
+        assert_eq!(limit_key("::ffff:192.0.2.1"), "192.0.2.1");
+        assert_eq!(limit_key("unknown"), "unknown");
+        assert_eq!(limit_key("edge-7"), "edge-7");
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub mod metrics;
 pub mod random;
 pub mod serve;
 
-pub use address::{AddressSource, client_address};
+pub use address::{AddressSource, client_address, limit_key};
 pub use admission::{
     Admission, AdmissionError, Limits, LocalAdmission, Permit, PreAuthGate, RedisAdmission,
 };

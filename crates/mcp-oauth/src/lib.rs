@@ -26,12 +26,13 @@ mod grants;
 mod http;
 pub use http::same_origin_post;
 /// Re-exported from the platform, where the doors use it too.
-pub use mcp_door::{AddressSource, client_address};
+pub use mcp_door::{AddressSource, client_address, limit_key};
 mod register;
 mod resource;
 mod server;
 mod token;
 
+pub use authorize::{CONSENT_CODE, CodeCheck};
 #[cfg(feature = "cimd-fetch")]
 pub use cimd::HttpsFetcher;
 pub use cimd::{ClientMetadata, FetchError, MetadataFetcher};

@@ -9,9 +9,9 @@ use axum::extract::{ConnectInfo, State};
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
-use mcp_oauth::crypto::{constant_time_eq, hmac_hex, sha256_hex};
+use mcp_oauth::crypto::{constant_time_eq, sha256_hex};
 use mcp_oauth::store::{EmailCodeRecord, PendingRecord};
-use mcp_oauth::{Mail, OAuthStore};
+use mcp_oauth::{CodeCheck, Mail, OAuthStore};
 
 use super::{Form, Web, esc, forbidden, html, layout, see_other, unavailable};
 use crate::domain::base64url;
@@ -46,8 +46,11 @@ fn digits(web: &Web, n: usize) -> String {
     out
 }
 
+/// The `purpose` of sign-in codes in mcp-oauth's code hash (the consent page's are its own).
+const SIGN_IN_CODE: &str = "site-sign-in";
+
 fn code_hash(web: &Web, flow: &str, code: &str) -> String {
-    hmac_hex(&web.oauth.secret, &["site-sign-in", flow, code])
+    web.oauth.server.email_code_hash(SIGN_IN_CODE, flow, code)
 }
 
 /// A lowercased address with one `@` and a dotted domain, nothing that could break a header.
@@ -328,56 +331,57 @@ async fn verify(
         .filter(|c| !c.is_whitespace())
         .collect();
     let now = web.services.now();
-    let Some(record) = store(web).email_code(flow).await? else {
-        return Ok(page(
-            StatusCode::BAD_REQUEST,
-            flow,
-            csrf,
-            &Step::Email {
-                error: Some("Ask for a code first."),
-                value: "",
-            },
-        ));
-    };
-    let email = record.email.clone();
-    let max = web.oauth.server.config().email_code.max_attempts;
-    let code_page = |error: &str| {
+    let code_page = |email: &str, error: &str| {
         page(
             StatusCode::BAD_REQUEST,
             flow,
             csrf,
             &Step::Code {
-                email: &email,
+                email,
                 error: Some(error),
             },
         )
     };
-    if record.attempts >= max {
-        store(web).finish_pending(flow, now).await?;
+    let email = match web
+        .oauth
+        .server
+        .check_email_code(SIGN_IN_CODE, flow, &typed)
+        .await?
+    {
+        CodeCheck::Accepted { email } => email,
+        CodeCheck::NoCode => {
+            return Ok(page(
+                StatusCode::BAD_REQUEST,
+                flow,
+                csrf,
+                &Step::Email {
+                    error: Some("Ask for a code first."),
+                    value: "",
+                },
+            ));
+        }
+        CodeCheck::Exhausted => return Ok(expired()),
+        CodeCheck::Used { email } => {
+            return Ok(code_page(
+                &email,
+                "That code was already used. Send a new code.",
+            ));
+        }
+        CodeCheck::Expired { email } => {
+            return Ok(code_page(&email, "That code has expired. Send a new code."));
+        }
+        CodeCheck::Wrong { email, left } => {
+            let message = format!(
+                "That code is not right. {left} attempt{} left.",
+                if left == 1 { "" } else { "s" }
+            );
+            return Ok(code_page(&email, &message));
+        }
+    };
+    // Signed in only by the request that ends the flow.
+    if !store(web).finish_pending(flow, now).await? {
         return Ok(expired());
     }
-    if record.used_at.is_some() {
-        return Ok(code_page("That code was already used. Send a new code."));
-    }
-    if now >= record.expires_at {
-        return Ok(code_page("That code has expired. Send a new code."));
-    }
-    if !constant_time_eq(&code_hash(web, flow, &typed), &record.code_hash) {
-        let attempts = store(web).count_code_attempt(flow).await?;
-        if attempts >= max {
-            store(web).finish_pending(flow, now).await?;
-            return Ok(expired());
-        }
-        let left = max - attempts;
-        return Ok(code_page(&format!(
-            "That code is not right. {left} attempt{} left.",
-            if left == 1 { "" } else { "s" }
-        )));
-    }
-    if !store(web).use_email_code(flow, now).await? {
-        return Ok(code_page("That code was already used. Send a new code."));
-    }
-    store(web).finish_pending(flow, now).await?;
     let account = match web.accounts.find_or_create(&email).await {
         Ok(a) => a,
         Err(e) => {

@@ -1,7 +1,8 @@
 //! The email one-time code step of the consent page: sending a code (rate-limited per
 //! client address and per email, the same answer for known and unknown addresses) and
-//! checking one (HMAC-compared, five wrong entries end the flow). The rest of the flow is
-//! the parent module's.
+//! checking one ([`AuthServer::check_email_code`]: an attempt is reserved atomically before
+//! the HMAC comparison, so five entries end the flow however many arrive at once). The rest
+//! of the flow is the parent module's.
 
 use http::StatusCode;
 
@@ -12,7 +13,7 @@ use crate::mail::Mail;
 use crate::random;
 use crate::scopes;
 use crate::server::AuthServer;
-use crate::store::EmailCodeRecord;
+use crate::store::{EmailCodeRecord, StoreError};
 
 const HOUR_MS: i64 = 3600 * 1000;
 
@@ -103,7 +104,7 @@ impl AuthServer {
             .replace_email_code(&EmailCodeRecord {
                 pending_id: flow.pending.id.clone(),
                 email: email.clone(),
-                code_hash: self.code_hash(&flow.pending.id, &code),
+                code_hash: self.email_code_hash(CONSENT_CODE, &flow.pending.id, &code),
                 created_at: now,
                 expires_at: now + ms(policy.ttl),
                 attempts: 0,
@@ -135,11 +136,74 @@ impl AuthServer {
         Ok(self.code_step(flow, form, &email, None))
     }
 
-    pub(super) fn code_hash(&self, pending_id: &str, code: &str) -> String {
-        hmac_hex(
-            self.config.secret.bytes(),
-            &["email-code", pending_id, code],
-        )
+    /// The stored form of an email code: HMAC-SHA256 under the server secret of `purpose`
+    /// (which flow kind mailed it: the consent page's codes are [`CONSENT_CODE`]), the flow's
+    /// pending id and the code, so a code works only for the flow and purpose it was sent for.
+    pub fn email_code_hash(&self, purpose: &str, pending_id: &str, code: &str) -> String {
+        hmac_hex(self.config.secret.bytes(), &[purpose, pending_id, code])
+    }
+
+    /// Checks a typed code against the flow's code (see [`CodeCheck`]). The attempt is
+    /// reserved first, in one statement that counts it only while fewer than the policy's
+    /// `max_attempts` were made ([`OAuthStore::reserve_code_attempt`](crate::OAuthStore)), and
+    /// only a reserved attempt is compared: past the limit every guess, right or wrong, gets
+    /// the same [`CodeCheck::Exhausted`], and a burst of parallel guesses gets no more
+    /// comparisons than a patient guesser. A right code is spent before `Accepted` is
+    /// returned; the caller must still end the flow (and act only if that succeeds). The
+    /// attempt that uses up the last one ends the flow.
+    pub async fn check_email_code(
+        &self,
+        purpose: &str,
+        pending_id: &str,
+        typed: &str,
+    ) -> Result<CodeCheck, StoreError> {
+        let now = self.now();
+        let max = self.config.email_code.max_attempts;
+        let Some(record) = self
+            .store
+            .reserve_code_attempt(pending_id, max, now)
+            .await?
+        else {
+            // Nothing reserved, nothing compared: why, from what is stored.
+            return Ok(match self.store.email_code(pending_id).await? {
+                None => CodeCheck::NoCode,
+                Some(r) if r.attempts >= max => CodeCheck::Exhausted,
+                Some(r) if r.used_at.is_some() => CodeCheck::Used { email: r.email },
+                Some(r) if now >= r.expires_at => CodeCheck::Expired { email: r.email },
+                Some(_) => CodeCheck::Exhausted,
+            });
+        };
+        let presented = self.email_code_hash(purpose, pending_id, typed);
+        if constant_time_eq(&presented, &record.code_hash) {
+            return Ok(match self.store.use_email_code(pending_id, now).await? {
+                true => CodeCheck::Accepted {
+                    email: record.email,
+                },
+                false => CodeCheck::Used {
+                    email: record.email,
+                },
+            });
+        }
+        let left = max - record.attempts;
+        if left <= 0 {
+            self.store.finish_pending(pending_id, now).await?;
+            return Ok(CodeCheck::Exhausted);
+        }
+        Ok(CodeCheck::Wrong {
+            email: record.email,
+            left,
+        })
+    }
+
+    /// Whether the flow ended because its code was entered wrongly too often: what a
+    /// request on an ended flow is told, so that every refusal after the limit reads alike.
+    pub(super) async fn exhausted(&self, pending_id: &str) -> Result<bool, StoreError> {
+        let max = self.config.email_code.max_attempts;
+        Ok(self
+            .store
+            .email_code(pending_id)
+            .await?
+            .is_some_and(|r| r.attempts >= max))
     }
 
     pub(super) async fn verify_code(&self, flow: &Flow, form: &Params) -> Result<Outcome, Refusal> {
@@ -149,47 +213,10 @@ impl AuthServer {
             .chars()
             .filter(|c| !c.is_whitespace())
             .collect();
-        let now = self.now();
-        let Some(record) = self.store.email_code(&flow.pending.id).await? else {
-            return Ok(self.email_step(flow, "Ask for a code first.", "", StatusCode::BAD_REQUEST));
-        };
-        let email = record.email.clone();
-        let max = self.config.email_code.max_attempts;
-        if record.attempts >= max {
-            self.store.finish_pending(&flow.pending.id, now).await?;
-            return Err(too_many_attempts());
-        }
-        if record.used_at.is_some() {
-            return Ok(self.code_step(
-                flow,
-                form,
-                &email,
-                Some("That code was already used. Send a new code."),
-            ));
-        }
-        if now >= record.expires_at {
-            return Ok(self.code_step(
-                flow,
-                form,
-                &email,
-                Some("That code has expired. Send a new code."),
-            ));
-        }
-        if !constant_time_eq(&self.code_hash(&flow.pending.id, &typed), &record.code_hash) {
-            let attempts = self.store.count_code_attempt(&flow.pending.id).await?;
-            if attempts >= max {
-                self.store.finish_pending(&flow.pending.id, now).await?;
-                return Err(too_many_attempts());
-            }
-            let left = max - attempts;
-            let message = format!(
-                "That code is not right. {left} attempt{} left.",
-                if left == 1 { "" } else { "s" }
-            );
-            return Ok(self.code_step(flow, form, &email, Some(&message)));
-        }
+        // Checked before the code, so an empty choice neither spends an attempt nor the code.
         let granted = scopes::granted(&self.config, flow.requested.as_deref(), &form.all("scope"));
         if granted.is_empty() {
+            let email = flow.pending.email.clone().unwrap_or_default();
             return Ok(self.code_step(
                 flow,
                 form,
@@ -197,14 +224,45 @@ impl AuthServer {
                 Some("Tick at least one capability, or Deny."),
             ));
         }
-        if !self.store.use_email_code(&flow.pending.id, now).await? {
-            return Ok(self.code_step(
-                flow,
-                form,
-                &email,
-                Some("That code was already used. Send a new code."),
-            ));
-        }
+        let email = match self
+            .check_email_code(CONSENT_CODE, &flow.pending.id, &typed)
+            .await?
+        {
+            CodeCheck::Accepted { email } => email,
+            CodeCheck::NoCode => {
+                return Ok(self.email_step(
+                    flow,
+                    "Ask for a code first.",
+                    "",
+                    StatusCode::BAD_REQUEST,
+                ));
+            }
+            CodeCheck::Exhausted => return Err(too_many_attempts()),
+            CodeCheck::Used { email } => {
+                return Ok(self.code_step(
+                    flow,
+                    form,
+                    &email,
+                    Some("That code was already used. Send a new code."),
+                ));
+            }
+            CodeCheck::Expired { email } => {
+                return Ok(self.code_step(
+                    flow,
+                    form,
+                    &email,
+                    Some("That code has expired. Send a new code."),
+                ));
+            }
+            CodeCheck::Wrong { email, left } => {
+                let message = format!(
+                    "That code is not right. {left} attempt{} left.",
+                    if left == 1 { "" } else { "s" }
+                );
+                return Ok(self.code_step(flow, form, &email, Some(&message)));
+            }
+        };
+        let now = self.now();
         let signed_in = match &flow.pending.signed_in_account {
             Some(id) => self.accounts.account(id).await?,
             None => None,
@@ -225,7 +283,28 @@ impl AuthServer {
     }
 }
 
-fn too_many_attempts() -> Refusal {
+/// The `purpose` of the consent page's email codes in [`AuthServer::email_code_hash`].
+pub const CONSENT_CODE: &str = "email-code";
+
+/// What [`AuthServer::check_email_code`] found. Only `Wrong` and `Accepted` compared the
+/// typed code; the others answer from what is stored, whatever was typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CodeCheck {
+    /// The right code, now spent.
+    Accepted { email: String },
+    /// A wrong code, counted; `left` attempts remain.
+    Wrong { email: String, left: i64 },
+    /// No code was sent for this flow.
+    NoCode,
+    /// The code was already used.
+    Used { email: String },
+    /// The code's time is up.
+    Expired { email: String },
+    /// No attempt is left (or the flow has ended): nothing was compared.
+    Exhausted,
+}
+
+pub(super) fn too_many_attempts() -> Refusal {
     refuse(
         StatusCode::FORBIDDEN,
         "Too many wrong codes",

@@ -7,6 +7,8 @@
 mod code;
 mod page;
 
+pub use code::{CONSENT_CODE, CodeCheck};
+
 use http::{HeaderMap, StatusCode};
 
 use crate::config::ms;
@@ -386,6 +388,10 @@ impl AuthServer {
         if csrf.is_empty() || !constant_time_eq(&sha256_hex(csrf), &pending.csrf_hash) {
             return Err(forbidden());
         }
+        if pending.done_at.is_some() && self.exhausted(&pending.id).await? {
+            // Worded as the attempt that used up the last one, whatever this one carries.
+            return Err(code::too_many_attempts());
+        }
         if pending.done_at.is_some() || self.now() >= pending.expires_at {
             return Err(bad_request("This sign-in request has ended or expired."));
         }
@@ -519,6 +525,9 @@ impl AuthServer {
         };
         let now = self.now();
         if !self.store.finish_pending(&flow.pending.id, now).await? {
+            if self.exhausted(&flow.pending.id).await? {
+                return Err(code::too_many_attempts());
+            }
             return Err(bad_request("This sign-in request has already ended."));
         }
         let code = format!("{}{}", self.config.code_prefix, self.token(32));

@@ -204,8 +204,17 @@ pub trait OAuthStore: Send + Sync + 'static {
     /// flow's count of wrong entries), and records the address on the pending authorization.
     async fn replace_email_code(&self, code: &EmailCodeRecord) -> Result<(), StoreError>;
     async fn email_code(&self, pending_id: &str) -> Result<Option<EmailCodeRecord>, StoreError>;
-    /// Counts one wrong entry; the attempts after it.
-    async fn count_code_attempt(&self, pending_id: &str) -> Result<i64, StoreError>;
+    /// Reserves one attempt at the flow's code before it is compared, in one atomic step:
+    /// the attempt is counted only while fewer than `max` were, the code is unspent and
+    /// unexpired at `now`, and the flow has not ended. The code as it stands after the
+    /// reservation (its `attempts` include this one), or `None` when nothing was reserved.
+    /// Parallel attempts can therefore never outnumber `max`.
+    async fn reserve_code_attempt(
+        &self,
+        pending_id: &str,
+        max: i64,
+        now: Millis,
+    ) -> Result<Option<EmailCodeRecord>, StoreError>;
     /// Spends the code; false when it was already spent.
     async fn use_email_code(&self, pending_id: &str, now: Millis) -> Result<bool, StoreError>;
 

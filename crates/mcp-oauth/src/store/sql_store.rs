@@ -200,15 +200,26 @@ macro_rules! oauth_sql_store {
                     row.as_ref().map(sql::email_code).transpose()
                 }
 
-                async fn count_code_attempt(&self, pending_id: &str) -> Result<i64, StoreError> {
-                    let row = sqlx::query(
+                async fn reserve_code_attempt(
+                    &self,
+                    pending_id: &str,
+                    max: i64,
+                    now: Millis,
+                ) -> Result<Option<EmailCodeRecord>, StoreError> {
+                    let statement = format!(
                         "UPDATE oauth_email_codes SET attempts = attempts + 1 \
-                         WHERE pending_id = $1 RETURNING attempts",
-                    )
-                    .bind(pending_id)
-                    .fetch_optional(&self.pool)
-                    .await?;
-                    row.map_or(Ok(i64::MAX), |r| Ok(r.int("attempts")?))
+                         WHERE pending_id = $1 AND attempts < $2 AND used_at IS NULL \
+                         AND expires_at > $3 AND NOT EXISTS (SELECT 1 FROM oauth_pending p \
+                         WHERE p.id = $1 AND p.done_at IS NOT NULL) RETURNING {}",
+                        sql::EMAIL_CODE_COLUMNS
+                    );
+                    let row = sqlx::query(&statement)
+                        .bind(pending_id)
+                        .bind(max)
+                        .bind(now)
+                        .fetch_optional(&self.pool)
+                        .await?;
+                    row.as_ref().map(sql::email_code).transpose()
                 }
 
                 async fn use_email_code(&self, pending_id: &str, now: Millis) -> Result<bool, StoreError> {
