@@ -10,6 +10,7 @@ use mcp_door::{
     PreAuthGate, RedisAdmission, Serving, serve_until,
 };
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 
 use crate::campaign::CampaignService;
 use crate::mcp::player::{self, PlayAuthenticator, PlayerPresenter};
@@ -35,6 +36,15 @@ pub struct ServeConfig {
     pub metrics_bind: Option<SocketAddr>,
     /// Where the client address of the login throttle comes from.
     pub address_source: AddressSource,
+    /// Logins that may hash a password at once on this instance (argon2 takes 19 MiB and a
+    /// core each); a login that finds them all taken is 429 `login_busy`.
+    pub login_hash_concurrency: usize,
+}
+
+/// The default of [`ServeConfig::login_hash_concurrency`]: one hash per core, since more at
+/// once only adds memory, not throughput.
+pub fn default_login_hash_concurrency() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 impl Default for ServeConfig {
@@ -51,6 +61,7 @@ impl Default for ServeConfig {
             public_url: None,
             metrics_bind: None,
             address_source: AddressSource::Peer,
+            login_hash_concurrency: default_login_hash_concurrency(),
         }
     }
 }
@@ -84,6 +95,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Where a request's client address comes from (the login throttle keys on it).
     pub address_source: AddressSource,
+    /// The cap on logins hashing a password at once (taken without waiting).
+    pub login_hashing: Arc<Semaphore>,
 }
 
 impl AppState {
@@ -110,6 +123,7 @@ impl AppState {
         Ok(Self {
             metrics,
             address_source: config.address_source.clone(),
+            login_hashing: Arc::new(Semaphore::new(config.login_hash_concurrency.max(1))),
             campaign: Arc::new(CampaignService::new(Arc::clone(&service))),
             service,
             admission,

@@ -108,6 +108,11 @@ pub struct ServeArgs {
     /// request arrives through that proxy, or clients can forge it.
     #[arg(long, env = "SIDEQUEST_CLIENT_ADDRESS_HEADER", value_parser = mcp_door::address::parse_header_name)]
     pub client_address_header: Option<String>,
+    /// Logins this instance checks a password for at once (argon2 takes 19 MiB and a core
+    /// each); a login beyond them is answered 429 `login_busy` with `Retry-After: 1` at once,
+    /// never queued. Default: the number of CPUs.
+    #[arg(long, env = "SIDEQUEST_LOGIN_HASH_CONCURRENCY", value_parser = clap::value_parser!(u32).range(1..))]
+    pub login_hash_concurrency: Option<u32>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -247,6 +252,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 public_url: args.public_url.clone(),
                 metrics_bind: args.metrics_bind,
                 address_source: AddressSource::from_header(args.client_address_header.clone()),
+                login_hash_concurrency: args
+                    .login_hash_concurrency
+                    .map_or_else(app::default_login_hash_concurrency, |n| n as usize),
                 ..ServeConfig::default()
             };
             let listener = tokio::net::TcpListener::bind(args.bind)

@@ -2,6 +2,7 @@
 
 pub mod assignment;
 pub mod fields;
+pub mod login;
 pub mod password;
 pub mod play;
 pub mod report;

@@ -28,6 +28,10 @@ pub enum ApiError {
     InvalidCredentials,
     #[error("Too many failed logins; try again later.")]
     TooManyAttempts { retry_after_secs: u64 },
+    /// Every password-hashing slot of this instance is taken; nothing about the attempt was
+    /// checked or recorded.
+    #[error("The server is checking too many logins at once; try again in a second.")]
+    LoginBusy,
     #[error("Missing or wrong X-CSRF-Token header.")]
     Csrf,
     #[error("{0}")]
@@ -66,6 +70,7 @@ impl ApiError {
             ApiError::TooManyAttempts { .. } => {
                 (StatusCode::TOO_MANY_REQUESTS, "too_many_attempts")
             }
+            ApiError::LoginBusy => (StatusCode::TOO_MANY_REQUESTS, "login_busy"),
             ApiError::Csrf => (StatusCode::FORBIDDEN, "csrf_failed"),
             ApiError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
             ApiError::NotFound => (StatusCode::NOT_FOUND, "not_found"),
@@ -251,7 +256,8 @@ impl IntoResponse for ApiError {
             ApiError::TooManyAttempts { retry_after_secs } => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
             }
-            ApiError::Unavailable(_) => {
+            // A hashing slot frees within one hash (well under a second).
+            ApiError::LoginBusy | ApiError::Unavailable(_) => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             }
             _ => {}

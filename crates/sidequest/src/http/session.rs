@@ -1,25 +1,27 @@
-//! Browser sessions: login (with throttling and one answer for every failure), logout, `me`,
-//! and the [`Session`] extractor that authenticates a request by its `sq_session` cookie and
-//! checks the CSRF token of every state-changing request. Accounts themselves are created by
-//! the command line; sessions live in the store so every instance shares them.
+//! Browser sessions: login (with throttling, a cap on concurrent password hashing and one
+//! answer for every failure), logout, `me`, and the [`Session`] extractor that authenticates
+//! a request by its `sq_session` cookie and checks the CSRF token of every state-changing
+//! request. Accounts themselves are created by the command line; sessions live in the store
+//! so every instance shares them. The throttle's rules are `domain::login`'s.
 
 use std::net::SocketAddr;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use axum::Json;
 use axum::extract::{ConnectInfo, FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use mcp_door::client_address;
+use mcp_door::{client_address, limit_key};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tokio::sync::OwnedSemaphorePermit;
 use uuid::Uuid;
 
 use crate::app::AppState;
 use crate::domain::fields::FieldErrors;
 use crate::domain::token::{SESSION_TTL_MS, digest};
-use crate::domain::{Millis, User, password};
+use crate::domain::{Millis, User, login as throttle, password};
 use crate::http::error::{ApiError, ApiJson, ApiResult};
 use crate::store::NewSession;
 
@@ -27,10 +29,7 @@ use crate::store::NewSession;
 pub const COOKIE: &str = "sq_session";
 /// The header that carries the CSRF token on state-changing requests.
 pub const CSRF_HEADER: &str = "x-csrf-token";
-/// Failed logins are counted over this window, per username and per client address.
-pub const LOGIN_WINDOW_MS: Millis = 15 * 60 * 1000;
-/// At this many failures in the window for either key, logins are refused with 429.
-pub const LOGIN_MAX_FAILURES: i64 = 10;
+pub use crate::domain::login::{LOGIN_MAX_FAILURES, LOGIN_WINDOW_MS};
 /// Bounds of the login fields (no account has a longer username; the password bound keeps
 /// argon2's input sane).
 pub const USERNAME_CHARS: usize = 64;
@@ -182,9 +181,16 @@ pub(super) fn dummy_hash() -> &'static str {
     DUMMY.get_or_init(|| password::hash("sidequest-no-such-user", [0x5a; 16]).unwrap_or_default())
 }
 
-/// Verifies off the async threads (argon2 is deliberately slow).
-async fn verify(password: String, hash: Option<String>) -> Result<bool, ApiError> {
+/// Verifies off the async threads (argon2 is deliberately slow, and takes 19 MiB). The permit
+/// of the hashing cap moves into the blocking task, so it is held until the hash is done even
+/// if the request is dropped meanwhile.
+async fn verify(
+    permit: OwnedSemaphorePermit,
+    password: String,
+    hash: Option<String>,
+) -> Result<bool, ApiError> {
     tokio::task::spawn_blocking(move || {
+        let _permit = permit;
         let known = hash.is_some();
         let phc = hash.unwrap_or_else(|| dummy_hash().to_owned());
         password::verify(&password, &phc) && known
@@ -193,7 +199,18 @@ async fn verify(password: String, hash: Option<String>) -> Result<bool, ApiError
     .map_err(|e| ApiError::Internal(e.to_string()))
 }
 
+/// The throttle keys of a login from `ip`: an IPv6 client counts by its /64, so one subscriber
+/// cannot rotate through the addresses it was handed.
+fn login_keys(username: &str, ip: &str) -> [String; 2] {
+    throttle::throttle_keys(username, &limit_key(ip))
+}
+
 /// `POST /api/auth/login`: sets the session cookie and returns the CSRF token (once).
+///
+/// The order is what makes the limits hold under a burst: a hashing slot first (none free:
+/// 429 `login_busy`, nothing recorded), then the failure reserved for both keys before the
+/// password is checked (a key at the limit: 429 `too_many_attempts`, nothing recorded), then
+/// the check; only the right password gives the reservation back.
 pub async fn login(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -205,46 +222,44 @@ pub async fn login(
     e.text("password", &body.password, 1, PASSWORD_CHARS);
     e.into_result()?;
 
+    // Never queued: a burst beyond the cap is answered at once instead of piling up hashes
+    // (and their memory) behind it.
+    let permit = Arc::clone(&state.login_hashing)
+        .try_acquire_owned()
+        .map_err(|_| ApiError::LoginBusy)?;
     let store = &state.service.store;
     let now = state.service.clock.now_millis();
-    // A failure counts while it is less than the window old.
-    let since = now - LOGIN_WINDOW_MS + 1;
-    let keys = [format!("user:{}", body.username), format!("ip:{ip}")];
-    let mut worst = 0;
-    for key in &keys {
-        worst = worst.max(store.login_failures_since(key, since).await?);
-    }
+    let keys = login_keys(&body.username, &ip);
     let too_many = ApiError::TooManyAttempts {
         retry_after_secs: (LOGIN_WINDOW_MS / 1000) as u64,
     };
-    if worst >= LOGIN_MAX_FAILURES {
+    let reserved = store
+        .reserve_login_attempt(&keys, now, throttle::window_start(now), LOGIN_MAX_FAILURES)
+        .await?;
+    let Some(reservation) = reserved else {
         // Refused outright: no password check, nothing recorded.
         return Err(too_many);
-    }
+    };
 
     let user = store.user_by_username(&body.username).await?;
     // The same queries and the same argon2 work whether or not the user exists.
     let hash = store
         .password_hash(user.as_ref().map_or(Uuid::nil(), |u| u.id))
         .await?;
-    let matched = verify(body.password, hash).await?;
+    let matched = verify(permit, body.password, hash).await?;
     let user = match user {
         Some(u) if matched && u.active => u,
-        _ => {
-            for key in &keys {
-                store.record_login_failure(key, now).await?;
-            }
-            return Err(if worst + 1 >= LOGIN_MAX_FAILURES {
-                too_many
-            } else {
-                ApiError::InvalidCredentials
-            });
-        }
+        // The reserved rows stay: they are this failure, counted before the check.
+        _ if throttle::reaches_limit(reservation.failures) => return Err(too_many),
+        _ => return Err(ApiError::InvalidCredentials),
     };
 
-    // The right password ends the username's run of failures; the address's stays, so one
-    // known account cannot reset an address that is guessing at others.
-    store.clear_login_failures(&keys[0]).await?;
+    // The right password is no failure, and ends the username's run of failures; the
+    // address's earlier ones stay, so one known account cannot reset an address that is
+    // guessing at others.
+    store
+        .release_login_reservation(&reservation, &keys[0])
+        .await?;
     let cookie = random_hex(&state);
     let csrf = random_hex(&state);
     let expires_at = now + SESSION_TTL_MS;
@@ -318,6 +333,18 @@ mod tests {
         assert!(digest_eq("abc", "abc"));
         assert!(!digest_eq("abc", "abd"));
         assert!(!digest_eq("abc", "ab"));
+    }
+
+    #[test]
+    fn login_keys_count_ipv6_by_its_slash_64() {
+        assert_eq!(
+            login_keys("alice", "198.51.100.7"),
+            ["user:alice", "ip:198.51.100.7"]
+        );
+        let a = login_keys("alice", "2001:db8:1:2::1");
+        assert_eq!(a[1], "ip:2001:db8:1:2::/64");
+        assert_eq!(login_keys("bob", "2001:db8:1:2:ffff::9")[1], a[1]);
+        assert_ne!(login_keys("alice", "2001:db8:1:3::1")[1], a[1]);
     }
 
     #[test]

@@ -78,6 +78,16 @@ pub struct NewSession {
     pub expires_at: Millis,
 }
 
+/// The failure rows one login attempt holds while its password is checked. A wrong password
+/// leaves them: they are its recorded failures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoginReservation {
+    /// Per key, in the order given: the key and the id of the failure row reserved for it.
+    pub rows: Vec<(String, i64)>,
+    /// The most failures any key has in the window, this attempt's included.
+    pub failures: i64,
+}
+
 /// A live session and its user.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionRecord {
@@ -335,11 +345,31 @@ pub trait Store: Send + Sync + 'static {
     async fn delete_session(&self, digest: &str) -> Result<(), StoreError>;
     /// Ends every session of a user (on deactivation).
     async fn delete_sessions_of(&self, user_id: Uuid) -> Result<u64, StoreError>;
-    /// Records one failed login for `key` (a username or an address).
-    async fn record_login_failure(&self, key: &str, at: Millis) -> Result<(), StoreError>;
-    /// Forgets the failed logins of `key` (a username, after its successful login).
-    async fn clear_login_failures(&self, key: &str) -> Result<(), StoreError>;
-    /// Failed logins for `key` at or after `since`.
+    /// Reserves one failed login at `at` for each of `keys` (distinct; a username and an
+    /// address) before a password is checked, in one write transaction: it locks the keys'
+    /// rows (in [`login::lock_slots`](crate::domain::login::lock_slots) order), counts each
+    /// key's failures at or after `since`, and only if every count is under `max` inserts one
+    /// failure row per key. `None`, with nothing written, when a key is at the limit. However
+    /// many attempts race, on however many instances of one database, at most `max` are
+    /// reserved per key and window. Failures older than a day are pruned as attempts arrive.
+    async fn reserve_login_attempt(
+        &self,
+        keys: &[String],
+        at: Millis,
+        since: Millis,
+        max: i64,
+    ) -> Result<Option<LoginReservation>, StoreError>;
+    /// After the right password: deletes the reservation's rows and, for `clear_key` (the
+    /// username), every failure reserved before this one. Rows of the other keys recorded
+    /// before stay, and so do attempts reserved after this one.
+    async fn release_login_reservation(
+        &self,
+        reservation: &LoginReservation,
+        clear_key: &str,
+    ) -> Result<(), StoreError>;
+    /// Failed logins for `key` at or after `since`, for operators and tests. The login path
+    /// never reads this before deciding: [`Store::reserve_login_attempt`] counts and records
+    /// in one transaction.
     async fn login_failures_since(&self, key: &str, since: Millis) -> Result<i64, StoreError>;
 
     // ---- scenario authoring ----

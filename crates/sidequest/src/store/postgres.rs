@@ -27,6 +27,11 @@ const MIGRATIONS: Embedded = Embedded(&[
         "session expiry",
         include_str!("../../migrations/postgres/0003_session_expiry.sql"),
     ),
+    (
+        4,
+        "login reservations",
+        include_str!("../../migrations/postgres/0004_login_reservations.sql"),
+    ),
 ]);
 
 /// Sidequest's store on PostgreSQL.

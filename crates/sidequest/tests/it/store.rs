@@ -70,7 +70,8 @@ suite!(
     // accounts.rs
     password_hashes,
     sessions,
-    login_failures_window,
+    login_reservations,
+    login_reservation_burst,
     author_tokens,
     // assignments.rs
     create_assignment_once_is_idempotent,

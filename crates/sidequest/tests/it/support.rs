@@ -113,12 +113,13 @@ pub async fn spawn_with(url: &str, mut config: ServeConfig, seed: u64) -> Server
     }
 }
 
-/// Starts a server over `url` with generous limits.
+/// Starts a server over `url` with generous limits (the login hashing cap included).
 pub async fn spawn(url: &str) -> Server {
     spawn_with(
         url,
         ServeConfig {
             limits: generous(),
+            login_hash_concurrency: 64,
             ..ServeConfig::default()
         },
         1,

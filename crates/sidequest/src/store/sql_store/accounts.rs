@@ -1,5 +1,6 @@
 //! The accounts part of the SQL store: users, password hashes, browser sessions, failed logins
-//! and author personal tokens. What users author and play is in the sibling areas.
+//! (reserved under a lock before a password is checked) and author personal tokens. What users
+//! author and play is in the sibling areas.
 
 /// Emits `mod accounts` into [`sql_store!`](super::sql_store!)'s expansion: one function per
 /// `Store` method of this area, with the store as its first argument.
@@ -9,14 +10,18 @@ macro_rules! sql_accounts {
             use uuid::Uuid;
 
             use super::super::$store;
-            use crate::domain::{Millis, User};
+            use crate::domain::{Millis, User, login};
             use crate::store::{
-                AuthorGrant, AuthorTokenInfo, NewAuthorToken, NewSession, NewUser, SessionRecord,
-                StoreError, sql,
+                AuthorGrant, AuthorTokenInfo, LoginReservation, NewAuthorToken, NewSession,
+                NewUser, SessionRecord, StoreError, sql,
             };
 
             /// How long failed logins are kept: longer than any throttling window.
             const LOGIN_FAILURE_RETENTION: Millis = 24 * 60 * 60 * 1000;
+            /// One key's failures at or after a time: what a reservation counts under its
+            /// lock, and what operators and tests read.
+            const COUNT_FAILURES: &str =
+                "SELECT COUNT(*) FROM login_failures WHERE key = $1 AND at >= $2";
 
             pub(super) async fn create_user(
                 store: &$store,
@@ -177,32 +182,88 @@ macro_rules! sql_accounts {
                 Ok(done.rows_affected())
             }
 
-            pub(super) async fn record_login_failure(
+            pub(super) async fn reserve_login_attempt(
                 store: &$store,
-                key: &str,
+                keys: &[String],
                 at: Millis,
-            ) -> Result<(), StoreError> {
-                // Pruning as we go keeps the table to a day of failures without a sweeper.
+                since: Millis,
+                max: i64,
+            ) -> Result<Option<LoginReservation>, StoreError> {
+                // Pruning as we go keeps the table to a day of failures without a sweeper. It
+                // runs before the transaction so that it never waits on another pruner while
+                // holding lock rows.
                 sqlx::query("DELETE FROM login_failures WHERE at < $1")
                     .bind(at.saturating_sub(LOGIN_FAILURE_RETENTION))
                     .execute(&store.pool)
                     .await?;
-                sqlx::query("INSERT INTO login_failures (key, at) VALUES ($1, $2)")
+                let mut tx = store.begin_write().await?;
+                for slot in login::lock_slots(keys) {
+                    // On PostgreSQL the upsert locks the slot's row until commit (creating it
+                    // the first time), so attempts on one key count one after the other on
+                    // every instance; on SQLite `BEGIN IMMEDIATE` already did.
+                    sqlx::query(
+                        "INSERT INTO login_locks (slot, at) VALUES ($1, $2) \
+                         ON CONFLICT (slot) DO UPDATE SET at = excluded.at",
+                    )
+                    .bind(slot)
+                    .bind(at)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                let mut counts = Vec::with_capacity(keys.len());
+                for key in keys {
+                    // A statement of its own after the locks: under READ COMMITTED it sees
+                    // every reservation committed before this one got the lock.
+                    let count: i64 = sqlx::query_scalar(COUNT_FAILURES)
+                        .bind(key)
+                        .bind(since)
+                        .fetch_one(&mut *tx)
+                        .await?;
+                    counts.push(count);
+                }
+                if !login::admits(&counts, max) {
+                    tx.rollback().await?;
+                    return Ok(None);
+                }
+                let mut rows = Vec::with_capacity(keys.len());
+                for key in keys {
+                    let id: i64 = sqlx::query_scalar(
+                        "INSERT INTO login_failures (key, at) VALUES ($1, $2) RETURNING id",
+                    )
                     .bind(key)
                     .bind(at)
-                    .execute(&store.pool)
+                    .fetch_one(&mut *tx)
                     .await?;
-                Ok(())
+                    rows.push((key.clone(), id));
+                }
+                tx.commit().await?;
+                Ok(Some(LoginReservation {
+                    rows,
+                    failures: counts.iter().max().map_or(1, |worst| worst + 1),
+                }))
             }
 
-            pub(super) async fn clear_login_failures(
+            pub(super) async fn release_login_reservation(
                 store: &$store,
-                key: &str,
+                reservation: &LoginReservation,
+                clear_key: &str,
             ) -> Result<(), StoreError> {
-                sqlx::query("DELETE FROM login_failures WHERE key = $1")
+                let mut tx = store.begin_write().await?;
+                for (key, id) in &reservation.rows {
+                    // Ids of one key grow in the order its reservations took the lock (a new
+                    // id is above every row still there, this one included), so the ids up to
+                    // this one are the run before it, never an attempt reserved after it.
+                    let from = if key == clear_key { i64::MIN } else { *id };
+                    sqlx::query(
+                        "DELETE FROM login_failures WHERE key = $1 AND id BETWEEN $2 AND $3",
+                    )
                     .bind(key)
-                    .execute(&store.pool)
+                    .bind(from)
+                    .bind(id)
+                    .execute(&mut *tx)
                     .await?;
+                }
+                tx.commit().await?;
                 Ok(())
             }
 
@@ -211,13 +272,11 @@ macro_rules! sql_accounts {
                 key: &str,
                 since: Millis,
             ) -> Result<i64, StoreError> {
-                Ok(sqlx::query_scalar(
-                    "SELECT COUNT(*) FROM login_failures WHERE key = $1 AND at >= $2",
-                )
-                .bind(key)
-                .bind(since)
-                .fetch_one(&store.pool)
-                .await?)
+                Ok(sqlx::query_scalar(COUNT_FAILURES)
+                    .bind(key)
+                    .bind(since)
+                    .fetch_one(&store.pool)
+                    .await?)
             }
 
             pub(super) async fn create_author_token(

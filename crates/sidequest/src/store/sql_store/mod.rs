@@ -45,8 +45,8 @@ macro_rules! sql_store {
             };
             use crate::store::{
                 Applied, ApplyError, AuthorGrant, AuthorTokenInfo, ContextSnapshot, CreateOutcome,
-                Decide, NewAuthorToken, NewScenario, NewSession, NewUser, SessionRecord, Store,
-                StoreError,
+                Decide, LoginReservation, NewAuthorToken, NewScenario, NewSession, NewUser,
+                SessionRecord, Store, StoreError,
             };
 
             // Macros are invoked by path (`sql::user_columns!()` too): imported, they leave macro
@@ -254,16 +254,22 @@ macro_rules! sql_store {
                     accounts::delete_sessions_of(self, user_id).await
                 }
 
-                async fn record_login_failure(
+                async fn reserve_login_attempt(
                     &self,
-                    key: &str,
+                    keys: &[String],
                     at: Millis,
-                ) -> Result<(), StoreError> {
-                    accounts::record_login_failure(self, key, at).await
+                    since: Millis,
+                    max: i64,
+                ) -> Result<Option<LoginReservation>, StoreError> {
+                    accounts::reserve_login_attempt(self, keys, at, since, max).await
                 }
 
-                async fn clear_login_failures(&self, key: &str) -> Result<(), StoreError> {
-                    accounts::clear_login_failures(self, key).await
+                async fn release_login_reservation(
+                    &self,
+                    reservation: &LoginReservation,
+                    clear_key: &str,
+                ) -> Result<(), StoreError> {
+                    accounts::release_login_reservation(self, reservation, clear_key).await
                 }
 
                 async fn login_failures_since(

@@ -9,6 +9,7 @@ mod envelope;
 mod reports;
 mod review;
 mod sessions;
+mod throttle;
 mod tokens;
 
 use std::net::IpAddr;

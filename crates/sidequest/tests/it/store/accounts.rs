@@ -1,10 +1,13 @@
 //! Store suite, people at a browser and authoring tools: password hashes, sessions, login
-//! failures and author tokens. Run on both backends by `suite!` in `store.rs`.
+//! reservations (their window and a burst of them) and author tokens. Run on both backends by `suite!` in `store.rs`.
+
+use std::collections::BTreeMap;
 
 use sidequest::domain::User;
+use sidequest::domain::login::LOGIN_MAX_FAILURES;
 use sidequest::store::{
-    AuthorGrant, AuthorTokenInfo, NewAuthorToken, NewSession, SessionRecord, SharedStore,
-    StoreError,
+    AuthorGrant, AuthorTokenInfo, LoginReservation, NewAuthorToken, NewSession, SessionRecord,
+    SharedStore, StoreError,
 };
 use uuid::Uuid;
 
@@ -141,63 +144,151 @@ pub async fn sessions(store: SharedStore) {
     assert!(store.session("e1").await.unwrap().is_some());
 }
 
-pub async fn login_failures_window(store: SharedStore) {
-    for at in [T0, T0 + 10, T0 + 20] {
-        store.record_login_failure("alice", at).await.unwrap();
+fn keys(username: &str, address: &str) -> Vec<String> {
+    vec![format!("user:{username}"), format!("ip:{address}")]
+}
+
+/// Reserves at `at`, counting failures at or after `since`, with a limit of `max`.
+async fn reserve(
+    store: &SharedStore,
+    keys: &[String],
+    at: i64,
+    since: i64,
+    max: i64,
+) -> Option<LoginReservation> {
+    store
+        .reserve_login_attempt(keys, at, since, max)
+        .await
+        .unwrap()
+}
+
+async fn count(store: &SharedStore, key: &str, since: i64) -> i64 {
+    store.login_failures_since(key, since).await.unwrap()
+}
+
+pub async fn login_reservations(store: SharedStore) {
+    let alice = keys("alice", "10.0.0.1");
+    let mut seen = Vec::new();
+    for (i, at) in [T0, T0 + 10, T0 + 20].into_iter().enumerate() {
+        let r = reserve(&store, &alice, at, T0, 3)
+            .await
+            .expect("under the limit");
+        assert_eq!(r.failures, i as i64 + 1, "this attempt counted");
+        assert_eq!(
+            r.rows.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+            ["user:alice", "ip:10.0.0.1"]
+        );
+        seen.extend(r.rows.iter().map(|(_, id)| *id));
     }
-    store.record_login_failure("bob", T0 + 15).await.unwrap();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen.len(), 6, "one row per key and attempt");
+
+    // the window includes its start
+    assert_eq!(count(&store, "user:alice", T0).await, 3);
+    assert_eq!(count(&store, "user:alice", T0 + 10).await, 2);
+    assert_eq!(count(&store, "user:alice", T0 + 11).await, 1);
+    assert_eq!(count(&store, "user:alice", T0 + 21).await, 0);
+    assert_eq!(count(&store, "User:alice", 0).await, 0, "keys are exact");
+
+    // at the limit for either key: refused, and nothing is written for any key
+    assert_eq!(reserve(&store, &alice, T0 + 30, T0, 3).await, None);
+    assert_eq!(
+        reserve(&store, &keys("alice", "10.0.0.2"), T0 + 30, T0, 3).await,
+        None
+    );
+    assert_eq!(
+        reserve(&store, &keys("bob", "10.0.0.1"), T0 + 30, T0, 3).await,
+        None
+    );
+    assert_eq!(count(&store, "user:alice", 0).await, 3);
+    assert_eq!(count(&store, "ip:10.0.0.1", 0).await, 3);
+    assert_eq!(count(&store, "ip:10.0.0.2", 0).await, 0);
+    assert_eq!(count(&store, "user:bob", 0).await, 0);
+    // once the window moves past the oldest failure, one more is admitted
+    let r = reserve(&store, &alice, T0 + 30, T0 + 1, 3)
+        .await
+        .expect("T0 aged out");
+    assert_eq!(r.failures, 3);
+
+    // the right password gives its reservation back and ends the username's run; the
+    // address's earlier failures stay, and so does an attempt reserved after it
+    let carol = keys("carol", "10.0.0.7");
+    reserve(&store, &carol, T0, T0, 10).await.unwrap();
+    let right = reserve(&store, &carol, T0 + 1, T0, 10).await.unwrap();
+    let later = reserve(&store, &carol, T0 + 2, T0, 10).await.unwrap();
+    assert_eq!(later.failures, 3);
     store
-        .record_login_failure("10.0.0.1", T0 + 15)
+        .release_login_reservation(&right, "user:carol")
         .await
         .unwrap();
-
-    assert_eq!(store.login_failures_since("alice", T0).await.unwrap(), 3);
     assert_eq!(
-        store.login_failures_since("alice", T0 + 10).await.unwrap(),
+        count(&store, "user:carol", 0).await,
+        1,
+        "only the later attempt"
+    );
+    assert_eq!(
+        count(&store, "ip:10.0.0.7", 0).await,
         2,
-        "the window includes its start"
+        "the first and the later"
     );
     assert_eq!(
-        store.login_failures_since("alice", T0 + 11).await.unwrap(),
-        1
+        count(&store, "user:alice", 0).await,
+        4,
+        "other keys untouched"
     );
-    assert_eq!(
-        store.login_failures_since("alice", T0 + 21).await.unwrap(),
-        0
-    );
-    assert_eq!(store.login_failures_since("bob", T0).await.unwrap(), 1);
-    assert_eq!(store.login_failures_since("10.0.0.1", 0).await.unwrap(), 1);
-    assert_eq!(store.login_failures_since("Alice", 0).await.unwrap(), 0);
-    assert_eq!(store.login_failures_since("carol", 0).await.unwrap(), 0);
-
-    // Two identical failures are two failures.
-    store.record_login_failure("bob", T0 + 15).await.unwrap();
-    assert_eq!(store.login_failures_since("bob", T0).await.unwrap(), 2);
-
-    // Failures older than a day are pruned as new ones arrive.
     store
-        .record_login_failure("alice", T0 + 10 + DAY)
+        .release_login_reservation(&later, "user:carol")
         .await
         .unwrap();
-    assert_eq!(store.login_failures_since("alice", 0).await.unwrap(), 3);
-    assert_eq!(store.login_failures_since("bob", 0).await.unwrap(), 2);
-    store
-        .record_login_failure("alice", T0 + 16 + DAY)
-        .await
-        .unwrap();
-    assert_eq!(store.login_failures_since("alice", 0).await.unwrap(), 3);
-    assert_eq!(store.login_failures_since("bob", 0).await.unwrap(), 0);
-    assert_eq!(store.login_failures_since("10.0.0.1", 0).await.unwrap(), 0);
+    assert_eq!(count(&store, "user:carol", 0).await, 0);
+    assert_eq!(count(&store, "ip:10.0.0.7", 0).await, 1);
 
-    // Clearing one key forgets its failures only.
-    store
-        .record_login_failure("bob", T0 + 16 + DAY)
+    // failures older than a day are pruned as new attempts arrive
+    let dave = keys("dave", "10.0.0.8");
+    reserve(&store, &dave, T0 + 25 + DAY, T0 + DAY, 10)
         .await
         .unwrap();
-    store.clear_login_failures("alice").await.unwrap();
-    assert_eq!(store.login_failures_since("alice", 0).await.unwrap(), 0);
-    assert_eq!(store.login_failures_since("bob", 0).await.unwrap(), 1);
-    store.clear_login_failures("nobody").await.unwrap();
+    assert_eq!(count(&store, "user:alice", 0).await, 1, "T0 + 30 is kept");
+    assert_eq!(count(&store, "ip:10.0.0.7", 0).await, 0);
+    assert_eq!(count(&store, "user:dave", 0).await, 1);
+}
+
+/// Many attempts at once, as a burst of logins makes them: exactly the limit is reserved,
+/// each attempt seeing a distinct count, for one username from one address and for one
+/// username from as many addresses as attempts.
+pub async fn login_reservation_burst(store: SharedStore) {
+    const BURST: usize = 200;
+    let max = LOGIN_MAX_FAILURES;
+    let mut attempts = tokio::task::JoinSet::new();
+    for i in 0..BURST {
+        for keys in [
+            keys("alice", "10.0.0.1"),
+            keys("bob", &format!("10.1.{}.{}", i / 250, i % 250)),
+        ] {
+            let store = store.clone();
+            attempts.spawn(async move {
+                let r = reserve(&store, &keys, T0, T0, max).await;
+                (keys[0].clone(), r.map(|r| r.failures))
+            });
+        }
+    }
+    let mut admitted: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    let mut refused = 0;
+    while let Some(done) = attempts.join_next().await {
+        match done.unwrap() {
+            (user, Some(failures)) => admitted.entry(user).or_default().push(failures),
+            (_, None) => refused += 1,
+        }
+    }
+    for user in ["user:alice", "user:bob"] {
+        let mut counts = admitted.remove(user).unwrap_or_default();
+        counts.sort_unstable();
+        assert_eq!(counts, (1..=max).collect::<Vec<_>>(), "{user}");
+        assert_eq!(count(&store, user, 0).await, max, "{user}");
+    }
+    assert_eq!(refused, 2 * BURST - 2 * max as usize);
+    assert_eq!(count(&store, "ip:10.0.0.1", 0).await, max);
 }
 
 fn new_token(user: &User, name: &str, created_at: i64) -> NewAuthorToken {
