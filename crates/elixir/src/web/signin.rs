@@ -243,8 +243,9 @@ async fn send_code(
     let config = web.oauth.server.config();
     let now = web.services.now();
     let hour = now - now.rem_euclid(HOUR_MS);
-    // The consent page's buckets: sign-in codes and consent codes share one budget.
-    let address_bucket = format!("code:addr:{address}");
+    // The consent page's buckets: sign-in codes and consent codes share one budget, and an
+    // IPv6 client is one address per /64 (it is routinely handed the whole prefix).
+    let address_bucket = format!("code:addr:{}", mcp_oauth::limit_key(address));
     let email_bucket = format!("code:email:{}", sha256_hex(&email));
     let limited = Step::Email {
         error: Some("Too many codes were requested. Wait a while, then try again."),

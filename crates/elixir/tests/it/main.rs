@@ -25,4 +25,5 @@ mod node_oauth;
 mod oauth;
 mod pages;
 mod python_oauth;
+mod signin;
 mod support;
