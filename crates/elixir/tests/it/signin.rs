@@ -1,13 +1,14 @@
 //! The sign-in page under load: a burst of parallel guesses at one flow's code admits at most
-//! `max_attempts` of them and every later answer reads alike; code sends from one IPv6 /64
-//! share one address budget.
+//! `max_attempts` of them and every later answer reads alike; `GET /signin` stores nothing
+//! (the flow is signed until its first code is sent), and a forged or expired flow stores
+//! nothing either; code sends from one IPv6 /64 share one address budget.
 
 use std::sync::Arc;
 
 use crate::browser::{Browser, newest_code};
 use crate::oauth::spawn_oauth;
 use crate::on_both_backends;
-use crate::support::{Options, spawn_with};
+use crate::support::{Options, count_rows, spawn_with};
 
 /// How many guesses the burst releases at once, and where the right code sits among them.
 const GUESSES: usize = 200;
@@ -35,7 +36,14 @@ async fn parallel_guesses_admit_at_most_the_limit(url: &str) {
     assert_eq!(sent.status, 200, "{}", sent.body);
     let code = newest_code(dir.path());
     let form = sent.form("/signin");
-    let flow = form.get("flow").unwrap().to_owned();
+    // The hidden field is `<id>.<expires_at>`; the code is stored under the id.
+    let flow = form
+        .get("flow")
+        .unwrap()
+        .split('.')
+        .next()
+        .unwrap()
+        .to_owned();
     let wrong = if code == "000000" { "111111" } else { "000000" };
 
     // Real parallel requests over several clients, all released by one barrier.
@@ -201,7 +209,131 @@ async fn one_ipv6_slash_64_shares_the_send_budget(url: &str) {
     );
 }
 
+/// How many sign-in pages the flood asks for, and how many at a time.
+const FLOOD: usize = 2_000;
+const AT_ONCE: usize = 32;
+
+async fn signin_pages_store_nothing(url: &str) {
+    let dir = testkit::db::TempDir::new("elixir-signin-");
+    let server = spawn_oauth(url, dir.path()).await;
+    let before = count_rows(url, "oauth_pending").await;
+    let target = server.url("/signin");
+    let mut workers = Vec::with_capacity(AT_ONCE);
+    for w in 0..AT_ONCE {
+        let target = target.clone();
+        workers.push(tokio::spawn(async move {
+            let http = reqwest::Client::new();
+            let mut flows = Vec::new();
+            for _ in (w..FLOOD).step_by(AT_ONCE) {
+                let page = http.get(&target).send().await.unwrap();
+                assert_eq!(page.status(), 200);
+                let body = page.text().await.unwrap();
+                flows.push(
+                    crate::browser::forms(&body)[0]
+                        .get("flow")
+                        .unwrap()
+                        .to_owned(),
+                );
+            }
+            flows
+        }));
+    }
+    let mut flows = Vec::with_capacity(FLOOD);
+    for w in workers {
+        flows.extend(w.await.unwrap());
+    }
+    assert_eq!(flows.len(), FLOOD);
+    flows.sort();
+    flows.dedup();
+    assert_eq!(flows.len(), FLOOD, "every page is a fresh flow");
+    let after = count_rows(url, "oauth_pending").await;
+    eprintln!("oauth_pending rows: {before} before {FLOOD} GET /signin, {after} after");
+    assert_eq!(after, before);
+
+    // A full sign-in still works, and its first code stores its flow.
+    let mut browser = Browser::new(&server.url(""), dir.path());
+    browser.sign_in("king@example.com").await;
+    assert_eq!(browser.get("/account").await.status, 200);
+    assert_eq!(count_rows(url, "oauth_pending").await, before + 1);
+}
+
+async fn forged_or_expired_flows_store_nothing(url: &str) {
+    let dir = testkit::db::TempDir::new("elixir-signin-");
+    let server = spawn_oauth(url, dir.path()).await;
+    let mut browser = Browser::new(&server.url(""), dir.path());
+    let form = browser.get("/signin").await.form("/signin");
+    let send = [("email", "king@example.com"), ("action", "send_code")];
+    let replace = |name: &str, value: &str| {
+        let mut fields = form.with(&send);
+        for (k, v) in &mut fields {
+            if k == name {
+                *v = value.to_owned();
+            }
+        }
+        fields
+    };
+    let flow = form.get("flow").unwrap();
+    let (id, expires) = flow.split_once('.').unwrap();
+    let later: i64 = expires.parse::<i64>().unwrap() + 3_600_000;
+    for forged in [
+        replace("csrf", &"0".repeat(64)),
+        // a longer life, or another id, under the same CSRF value
+        replace("flow", &format!("{id}.{later}")),
+        replace("flow", &format!("{}.{expires}", "A".repeat(id.len()))),
+        replace("flow", id),
+    ] {
+        let refused = browser.post("/signin", &forged).await;
+        assert_eq!(refused.status, 403, "{forged:?}: {}", refused.body);
+    }
+    // A genuine flow with no code sent: verify asks for one and stores nothing.
+    let early = browser
+        .post(
+            "/signin",
+            &form.with(&[("code", "123456"), ("action", "verify")]),
+        )
+        .await;
+    assert_eq!(early.status, 400);
+    assert!(
+        early.body.contains("Ask for a code first."),
+        "{}",
+        early.body
+    );
+    // Past its 30 minutes the flow has ended.
+    server.clock.advance_millis(30 * 60 * 1000);
+    let late = browser.post("/signin", &form.with(&send)).await;
+    assert_eq!(late.status, 400);
+    assert!(
+        late.body.contains("This sign-in has ended"),
+        "{}",
+        late.body
+    );
+    assert_eq!(count_rows(url, "oauth_pending").await, 0);
+    assert_eq!(count_rows(url, "oauth_email_codes").await, 0);
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "no mail sent"
+    );
+
+    // Two sends of one flow share its one record.
+    let form = browser.get("/signin").await.form("/signin");
+    for _ in 0..2 {
+        let sent = browser.post("/signin", &form.with(&send)).await;
+        assert_eq!(sent.status, 200, "{}", sent.body);
+    }
+    assert_eq!(count_rows(url, "oauth_pending").await, 1);
+    let code = newest_code(dir.path());
+    let done = browser
+        .post(
+            "/signin",
+            &form.with(&[("code", &code), ("action", "verify")]),
+        )
+        .await;
+    assert_eq!(done.status, 303, "{}", done.body);
+}
+
 on_both_backends!(
+    signin_pages_store_nothing,
+    forged_or_expired_flows_store_nothing,
     parallel_guesses_admit_at_most_the_limit,
     one_ipv6_slash_64_shares_the_send_budget,
 );

@@ -370,3 +370,19 @@ macro_rules! on_both_backends {
         }
     };
 }
+
+/// The number of rows in `table` of the database at `url`, read over a connection of its own.
+pub async fn count_rows(url: &str, table: &str) -> i64 {
+    let sql = format!("SELECT COUNT(*) FROM {table}");
+    if url.starts_with("sqlite:") {
+        let pool = sqlx::SqlitePool::connect(url).await.unwrap();
+        let n = sqlx::query_scalar(&sql).fetch_one(&pool).await.unwrap();
+        pool.close().await;
+        n
+    } else {
+        let pool = sqlx::PgPool::connect(url).await.unwrap();
+        let n = sqlx::query_scalar(&sql).fetch_one(&pool).await.unwrap();
+        pool.close().await;
+        n
+    }
+}
