@@ -183,11 +183,11 @@ async fn one_ipv6_slash_64_shares_the_send_budget(url: &str) {
     )
     .await;
     let mut browser = Browser::new(&server.url(""), dir.path());
-    let per_address = 20; // mcp-oauth's default sends per address per hour
+    let per_address: u32 = 20; // mcp-oauth's default sends per address per hour
     // Two addresses of one /64 take turns, each code to a fresh address (the per-email
     // budget never binds).
     for i in 0..per_address {
-        let address = if i % 2 == 0 {
+        let address = if i.is_multiple_of(2) {
             "2001:db8:1:2::1"
         } else {
             "[2001:db8:1:2:ffff:ffff:ffff:fffe]:4431"
