@@ -449,3 +449,45 @@ impl AccessTokenVerifier for StaticVerifier {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_names_what_it_is_counted_under() {
+        assert_eq!(Counted::Nothing.credential(), "none");
+        assert_eq!(Counted::Unknown.credential(), "unknown");
+        assert_eq!(
+            Counted::Key("0123456789ab".into()).credential(),
+            "0123456789ab"
+        );
+        assert_eq!(Counted::Grant("g1".into()).credential(), "grant:g1");
+        let key = Counted::Key("0123456789ab".into());
+        let cases = [
+            (Reason::Missing, AuthError::Missing, Some("missing")),
+            (
+                Reason::Invalid("owner gone"),
+                AuthError::Invalid("owner gone".into()),
+                Some("invalid_token"),
+            ),
+            // the challenge reads the suspension from the error mcp-door hands it
+            (
+                Reason::Suspended,
+                AuthError::Invalid(SUSPENDED.into()),
+                Some("suspended"),
+            ),
+            (Reason::Unavailable, AuthError::Unavailable, None),
+        ];
+        for (reason, error, counted) in cases {
+            let refused = Refused::new(&key, reason);
+            assert_eq!(refused.error(), error);
+            assert_eq!(refused.counted_reason(), counted);
+        }
+        let wrong = Refused::new(&key, Reason::WrongResource);
+        assert!(
+            matches!(wrong.error(), AuthError::Forbidden { code, .. } if code == "wrong_resource")
+        );
+        assert_eq!(wrong.counted_reason(), Some("wrong_resource"));
+    }
+}

@@ -19,6 +19,8 @@ use mcp_oauth::Disconnection;
 pub(super) const DAY_MS: i64 = 24 * 3600 * 1000;
 /// How far back the refusal counts go.
 pub(super) const REFUSAL_DAYS: i64 = 7;
+// The purge must never delete a day the pages still show.
+const _: () = assert!(crate::auth::REFUSAL_RETENTION_DAYS > REFUSAL_DAYS);
 
 /// The signed-in account and its CSRF token, or the response to send instead (sign in first).
 pub(super) async fn session(web: &Web, headers: &HeaderMap) -> Result<(Uuid, String), Response> {
