@@ -334,7 +334,13 @@ pub async fn run(
         .with_oauth(parts.clone());
     let router = app(&state)?;
     let cancel = tokio_util::sync::CancellationToken::new();
-    let purge = crate::oauth::spawn_purge(parts.server, config.oauth.purge_every, cancel.clone());
+    let purge = crate::oauth::spawn_purge(
+        parts.server,
+        Arc::clone(&state.services.store),
+        Arc::clone(&state.services.clock),
+        config.oauth.purge_every,
+        cancel.clone(),
+    );
     let poll = poller.map(|p| crate::recorder::spawn_poller(p, cancel.clone()));
     tracing::info!(address = %listener.local_addr()?, issuer = %state.services.settings.public_url, "elixir serving /mcp, /a/{{public_id}}/mcp, /i/{{public_id}}/mcp, OAuth and the account pages");
     serve_until(

@@ -2,8 +2,11 @@
 //! rest, bound to one agent or integration door) checked here, and OAuth access tokens handed
 //! to a pluggable [`AccessTokenVerifier`] (mcp-oauth provides the real one; until it is wired,
 //! a door without a verifier refuses every non-key token as `invalid_token`). Every refusal is
-//! counted per credential, address and day. Challenges name the door's RFC 9728 resource
-//! metadata and the five standard scopes.
+//! counted per credential, address (IPv6 by its /64) and day: a credential Elixir knows (a
+//! service key of an existing agent, a token of a known grant) under its own name, every
+//! credential it does not know under one `unknown` bucket, so unauthenticated traffic adds at
+//! most one row per address and day ([`Refused`] carries which). Challenges name the door's
+//! RFC 9728 resource metadata and the five standard scopes.
 
 use std::sync::Arc;
 
@@ -12,15 +15,17 @@ use mcp_door::{AuthError, AuthRequest, Authenticator, Principal, bearer_token};
 use uuid::Uuid;
 
 use crate::domain::{
-    Kind, STANDARD_SCOPES, canonical_scopes, credential_hint, digest, is_public_id, is_service_key,
-    key_scopes,
+    Kind, Millis, STANDARD_SCOPES, canonical_scopes, credential_hint, digest, is_public_id,
+    is_service_key, key_scopes,
 };
 use crate::services::{AgentRef, Caller, Credential, Services};
-use crate::store::{Agent, Refusal, StoreError};
+use crate::store::{Agent, Refusal, Store, StoreError};
 
 /// What an OAuth access token grants, as its verifier reads it from the grant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grant {
+    /// The grant's id: the credential a refusal of its tokens is counted under.
+    pub grant_id: String,
     pub account_id: Uuid,
     /// Set for a token bound to an agent or integration door.
     pub agent_id: Option<Uuid>,
@@ -34,9 +39,9 @@ pub enum VerifyError {
     /// Unknown, expired or revoked → 401.
     #[error("invalid token")]
     Invalid,
-    /// Live, but bound to another door → 403 `wrong_resource`.
-    #[error("token bound to another resource")]
-    WrongResource,
+    /// Live, but bound to another door → 403 `wrong_resource`, counted against the grant.
+    #[error("token of grant {grant_id} bound to another resource")]
+    WrongResource { grant_id: String },
     /// The grant store cannot be reached → 503.
     #[error("verifier unavailable")]
     Unavailable,
@@ -60,21 +65,114 @@ pub struct DoorAuth {
     pub verifier: Option<Arc<dyn AccessTokenVerifier>>,
 }
 
+/// The `AuthError::Invalid` detail of a suspended agent: mcp-door hands the challenge only the
+/// error, and the challenge names the suspension.
 const SUSPENDED: &str = "suspended";
 /// The refusal-count credential of a refused token whose grant is known: `grant:<id>`.
 pub const GRANT_CREDENTIAL: &str = "grant:";
+/// The refusal-count credential of every presented credential Elixir does not know.
+pub const UNKNOWN_CREDENTIAL: &str = "unknown";
+/// The refusal-count credential of a request without a usable bearer.
+pub const NO_CREDENTIAL: &str = "none";
 const WRONG_RESOURCE: &str = "wrong_resource";
 
-fn wrong_resource() -> AuthError {
-    AuthError::Forbidden {
-        code: WRONG_RESOURCE.into(),
-        message: "This credential is valid at another Elixir door, not this one.".into(),
+/// How many UTC days of refusal counts are kept: today and the seven before (the pages show
+/// seven; one more day covers an owner in a time zone behind UTC).
+pub const REFUSAL_RETENTION_DAYS: i64 = 8;
+const DAY_MS: i64 = 24 * 3600 * 1000;
+
+/// Deletes the refusal counts older than [`REFUSAL_RETENTION_DAYS`] at `now`; returns how
+/// many rows went.
+pub async fn purge_refusals(store: &dyn Store, now: Millis) -> Result<u64, StoreError> {
+    let oldest_kept = crate::domain::iso(now - (REFUSAL_RETENTION_DAYS - 1) * DAY_MS);
+    store.purge_refusals(&oldest_kept[..10]).await
+}
+
+/// Whom a refused presentation is counted against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Counted {
+    /// No usable `Authorization: Bearer` header.
+    Nothing,
+    /// A credential Elixir does not know: one bucket for all of them.
+    Unknown,
+    /// The service key of an existing agent, by its hint.
+    Key(String),
+    /// A token of a known grant, by the grant's id.
+    Grant(String),
+}
+
+impl Counted {
+    /// The `credential_hint` of the refusal row.
+    fn credential(&self) -> String {
+        match self {
+            Self::Nothing => NO_CREDENTIAL.to_owned(),
+            Self::Unknown => UNKNOWN_CREDENTIAL.to_owned(),
+            Self::Key(hint) => hint.clone(),
+            Self::Grant(id) => format!("{GRANT_CREDENTIAL}{id}"),
+        }
     }
 }
 
-fn unavailable(e: &StoreError) -> AuthError {
-    tracing::warn!(error = %e, "credential lookup failed");
-    AuthError::Unavailable
+/// Why a presentation was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reason {
+    Missing,
+    /// 401 `invalid_token`, with what the log says about it.
+    Invalid(&'static str),
+    Suspended,
+    WrongResource,
+    /// The store could not answer: 503, not counted.
+    Unavailable,
+}
+
+/// A refusal as the door decides it: the answer, and what it is counted under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Refused {
+    counted: Counted,
+    reason: Reason,
+}
+
+impl Refused {
+    fn new(counted: &Counted, reason: Reason) -> Self {
+        Self {
+            counted: counted.clone(),
+            reason,
+        }
+    }
+
+    fn unknown(detail: &'static str) -> Self {
+        Self::new(&Counted::Unknown, Reason::Invalid(detail))
+    }
+
+    fn unavailable(e: &StoreError) -> Self {
+        tracing::warn!(error = %e, "credential lookup failed");
+        Self::new(&Counted::Unknown, Reason::Unavailable)
+    }
+
+    /// What the door answers.
+    fn error(&self) -> AuthError {
+        match self.reason {
+            Reason::Missing => AuthError::Missing,
+            Reason::Invalid(detail) => AuthError::Invalid(detail.to_owned()),
+            Reason::Suspended => AuthError::Invalid(SUSPENDED.to_owned()),
+            Reason::WrongResource => AuthError::Forbidden {
+                code: WRONG_RESOURCE.into(),
+                message: "This credential is valid at another Elixir door, not this one.".into(),
+            },
+            Reason::Unavailable => AuthError::Unavailable,
+        }
+    }
+
+    /// The reason of the refusal row; `None`: not counted.
+    fn counted_reason(&self) -> Option<&'static str> {
+        match self.reason {
+            Reason::Missing => Some("missing"),
+            Reason::Invalid(_) => Some("invalid_token"),
+            Reason::Suspended => Some(SUSPENDED),
+            Reason::WrongResource => Some(WRONG_RESOURCE),
+            Reason::Unavailable => None,
+        }
+    }
 }
 
 impl DoorAuth {
@@ -89,76 +187,87 @@ impl DoorAuth {
         is_public_id(id).then_some(id)
     }
 
-    async fn identify(
-        &self,
-        request: &AuthRequest<'_>,
-        token: &str,
-    ) -> Result<Principal, AuthError> {
+    async fn identify(&self, request: &AuthRequest<'_>, token: &str) -> Result<Principal, Refused> {
         if token.starts_with(crate::domain::SERVICE_KEY_PREFIX) {
             return self.service_key(request.path, token).await;
         }
         let Some(verifier) = &self.verifier else {
-            return Err(AuthError::Invalid("no OAuth verifier configured".into()));
+            return Err(Refused::unknown("no OAuth verifier configured"));
         };
         let door_url = format!("{}{}", self.services.settings.public_url, request.path);
         let grant = match verifier.verify(token, &door_url).await {
             Ok(g) => g,
-            Err(VerifyError::Invalid) => return Err(AuthError::Invalid("unknown token".into())),
-            Err(VerifyError::WrongResource) => return Err(wrong_resource()),
-            Err(VerifyError::Unavailable) => return Err(AuthError::Unavailable),
+            Err(VerifyError::Invalid) => return Err(Refused::unknown("unknown token")),
+            Err(VerifyError::WrongResource { grant_id }) => {
+                return Err(Refused::new(
+                    &Counted::Grant(grant_id),
+                    Reason::WrongResource,
+                ));
+            }
+            Err(VerifyError::Unavailable) => {
+                return Err(Refused::new(&Counted::Unknown, Reason::Unavailable));
+            }
             Err(VerifyError::Refused { grant_id }) => {
-                return Err(AuthError::Invalid(format!("{GRANT_CREDENTIAL}{grant_id}")));
+                return Err(Refused::new(
+                    &Counted::Grant(grant_id),
+                    Reason::Invalid("token of an ended grant"),
+                ));
             }
         };
+        // From here the token is a live grant's: every refusal is counted against it.
+        let counted = Counted::Grant(grant.grant_id.clone());
         let scopes = canonical_scopes(&grant.scopes);
         match self.kind {
             Kind::Person => {
                 if grant.agent_id.is_some() {
-                    return Err(wrong_resource());
+                    return Err(Refused::new(&counted, Reason::WrongResource));
                 }
-                self.person(grant.account_id, scopes, token).await
+                self.person(grant.account_id, scopes, token, &counted).await
             }
             _ => {
                 let Some(public_id) = self.public_id(request.path) else {
-                    return Err(AuthError::Invalid("not a door path".into()));
+                    return Err(Refused::new(&counted, Reason::Invalid("not a door path")));
                 };
                 let agent = self
                     .services
                     .store
                     .agent_by_public_id(public_id)
                     .await
-                    .map_err(|e| unavailable(&e))?
+                    .map_err(|e| Refused::unavailable(&e))?
                     .filter(|a| a.kind == self.kind)
-                    .ok_or_else(|| AuthError::Invalid("unknown public id".into()))?;
+                    .ok_or_else(|| Refused::new(&counted, Reason::Invalid("unknown public id")))?;
                 if grant.agent_id != Some(agent.id) {
-                    return Err(wrong_resource());
+                    return Err(Refused::new(&counted, Reason::WrongResource));
                 }
-                self.agent(agent, scopes, Credential::OAuth, token).await
+                self.agent(agent, scopes, Credential::OAuth, token, &counted)
+                    .await
             }
         }
     }
 
-    async fn service_key(&self, path: &str, token: &str) -> Result<Principal, AuthError> {
+    async fn service_key(&self, path: &str, token: &str) -> Result<Principal, Refused> {
         if !is_service_key(token) {
-            return Err(AuthError::Invalid("malformed service key".into()));
+            return Err(Refused::unknown("malformed service key"));
         }
         let agent = self
             .services
             .store
             .agent_by_key_digest(&digest(token))
             .await
-            .map_err(|e| unavailable(&e))?
-            .ok_or_else(|| AuthError::Invalid("unknown service key".into()))?;
+            .map_err(|e| Refused::unavailable(&e))?
+            .ok_or_else(|| Refused::unknown("unknown service key"))?;
+        // The key of an existing agent: counted under its own hint, which its owner sees.
+        let counted = Counted::Key(credential_hint(token));
         if agent.suspended {
-            return Err(AuthError::Invalid(SUSPENDED.into()));
+            return Err(Refused::new(&counted, Reason::Suspended));
         }
         // A key valid elsewhere gets the same answer whether or not this door's public id
         // exists, so a key holder cannot enumerate doors.
         if self.kind != agent.kind || self.public_id(path) != Some(agent.public_id.as_str()) {
-            return Err(wrong_resource());
+            return Err(Refused::new(&counted, Reason::WrongResource));
         }
         let scopes = key_scopes(&agent.key_scopes);
-        self.agent(agent, scopes, Credential::ServiceKey, token)
+        self.agent(agent, scopes, Credential::ServiceKey, token, &counted)
             .await
     }
 
@@ -167,14 +276,15 @@ impl DoorAuth {
         account_id: Uuid,
         scopes: Vec<String>,
         token: &str,
-    ) -> Result<Principal, AuthError> {
+        counted: &Counted,
+    ) -> Result<Principal, Refused> {
         let account = self
             .services
             .store
             .account(account_id)
             .await
-            .map_err(|e| unavailable(&e))?
-            .ok_or_else(|| AuthError::Invalid("account gone".into()))?;
+            .map_err(|e| Refused::unavailable(&e))?
+            .ok_or_else(|| Refused::new(counted, Reason::Invalid("account gone")))?;
         let caller = Caller {
             kind: Kind::Person,
             account_id,
@@ -199,17 +309,18 @@ impl DoorAuth {
         scopes: Vec<String>,
         credential: Credential,
         token: &str,
-    ) -> Result<Principal, AuthError> {
+        counted: &Counted,
+    ) -> Result<Principal, Refused> {
         if agent.suspended {
-            return Err(AuthError::Invalid(SUSPENDED.into()));
+            return Err(Refused::new(counted, Reason::Suspended));
         }
         let owner = self
             .services
             .store
             .account(agent.owner_account_id)
             .await
-            .map_err(|e| unavailable(&e))?
-            .ok_or_else(|| AuthError::Invalid("owner gone".into()))?;
+            .map_err(|e| Refused::unavailable(&e))?
+            .ok_or_else(|| Refused::new(counted, Reason::Invalid("owner gone")))?;
         let caller = Caller {
             kind: agent.kind,
             account_id: owner.id,
@@ -236,28 +347,21 @@ impl DoorAuth {
         .with_ext(caller))
     }
 
-    async fn count_refusal(&self, request: &AuthRequest<'_>, hint: &str, error: &AuthError) {
-        let reason = match error {
-            AuthError::Missing => "missing".to_owned(),
-            AuthError::Invalid(r) if r == SUSPENDED => SUSPENDED.to_owned(),
-            AuthError::Invalid(_) => "invalid_token".to_owned(),
-            AuthError::Forbidden { code, .. } => code.clone(),
-            _ => return,
-        };
-        let hint = match error {
-            AuthError::Invalid(r) if r.starts_with(GRANT_CREDENTIAL) => r.as_str(),
-            _ => hint,
+    async fn count_refusal(&self, request: &AuthRequest<'_>, refused: &Refused) {
+        let Some(reason) = refused.counted_reason() else {
+            return;
         };
         let now = self.services.now();
+        let address = self
+            .services
+            .settings
+            .client_address(request.headers, request.peer);
         let refusal = Refusal {
-            credential_hint: hint.to_owned(),
-            address: self
-                .services
-                .settings
-                .client_address(request.headers, request.peer),
+            credential_hint: refused.counted.credential(),
+            address: mcp_door::limit_key(&address),
             day: crate::domain::iso(now)[..10].to_owned(),
             door: request.path.to_owned(),
-            reason,
+            reason: reason.to_owned(),
             at: now,
         };
         if let Err(e) = self.services.store.record_refusal(&refusal).await {
@@ -269,14 +373,25 @@ impl DoorAuth {
 #[async_trait]
 impl Authenticator for DoorAuth {
     async fn authenticate(&self, request: &AuthRequest<'_>) -> Result<Principal, AuthError> {
-        let (outcome, hint) = match bearer_token(request.headers) {
-            Ok(token) => (self.identify(request, token).await, credential_hint(token)),
-            Err(e) => (Err(e), "none".to_owned()),
+        let token = match bearer_token(request.headers) {
+            Ok(token) => token,
+            Err(e) => {
+                let reason = match e {
+                    AuthError::Missing => Reason::Missing,
+                    _ => Reason::Invalid("malformed authorization header"),
+                };
+                let refused = Refused::new(&Counted::Nothing, reason);
+                self.count_refusal(request, &refused).await;
+                return Err(e);
+            }
         };
-        if let Err(e) = &outcome {
-            self.count_refusal(request, &hint, e).await;
+        match self.identify(request, token).await {
+            Ok(principal) => Ok(principal),
+            Err(refused) => {
+                self.count_refusal(request, &refused).await;
+                Err(refused.error())
+            }
         }
-        outcome
     }
 
     fn challenge_at(&self, error: &AuthError, path: &str) -> String {
@@ -327,8 +442,52 @@ impl AccessTokenVerifier for StaticVerifier {
         let tokens = self.tokens.lock().map_err(|_| VerifyError::Unavailable)?;
         match tokens.iter().find(|(t, _, _)| t == token) {
             Some((_, url, grant)) if url == door_url => Ok(grant.clone()),
-            Some(_) => Err(VerifyError::WrongResource),
+            Some((_, _, grant)) => Err(VerifyError::WrongResource {
+                grant_id: grant.grant_id.clone(),
+            }),
             None => Err(VerifyError::Invalid),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_names_what_it_is_counted_under() {
+        assert_eq!(Counted::Nothing.credential(), "none");
+        assert_eq!(Counted::Unknown.credential(), "unknown");
+        assert_eq!(
+            Counted::Key("0123456789ab".into()).credential(),
+            "0123456789ab"
+        );
+        assert_eq!(Counted::Grant("g1".into()).credential(), "grant:g1");
+        let key = Counted::Key("0123456789ab".into());
+        let cases = [
+            (Reason::Missing, AuthError::Missing, Some("missing")),
+            (
+                Reason::Invalid("owner gone"),
+                AuthError::Invalid("owner gone".into()),
+                Some("invalid_token"),
+            ),
+            // the challenge reads the suspension from the error mcp-door hands it
+            (
+                Reason::Suspended,
+                AuthError::Invalid(SUSPENDED.into()),
+                Some("suspended"),
+            ),
+            (Reason::Unavailable, AuthError::Unavailable, None),
+        ];
+        for (reason, error, counted) in cases {
+            let refused = Refused::new(&key, reason);
+            assert_eq!(refused.error(), error);
+            assert_eq!(refused.counted_reason(), counted);
+        }
+        let wrong = Refused::new(&key, Reason::WrongResource);
+        assert!(
+            matches!(wrong.error(), AuthError::Forbidden { code, .. } if code == "wrong_resource")
+        );
+        assert_eq!(wrong.counted_reason(), Some("wrong_resource"));
     }
 }

@@ -2,8 +2,9 @@
 //! URL, the six scopes, `account:email` never offered unasked), which `resource` URLs are
 //! Elixir's doors and who may consent for each ([`ElixirDoors`]), Elixir's accounts as the
 //! consent page needs them ([`ElixirAccounts`]), the mailer chosen on the command line, the
-//! [`AccessTokenVerifier`] the doors call ([`OAuthVerifier`]), and the periodic purge. The
-//! endpoints and the flows themselves are mcp-oauth's.
+//! [`AccessTokenVerifier`] the doors call ([`OAuthVerifier`]), and the periodic purge
+//! (mcp-oauth's expired rows, and Elixir's refusal counts past their retention). The endpoints
+//! and the flows themselves are mcp-oauth's.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -282,12 +283,15 @@ impl AccessTokenVerifier for OAuthVerifier {
                     Some(Uuid::parse_str(&grant.subject.id).map_err(|_| VerifyError::Invalid)?)
                 };
                 Ok(Grant {
+                    grant_id: grant.grant_id,
                     account_id,
                     agent_id,
                     scopes: grant.scopes,
                 })
             }
-            Err(TokenError::WrongResource { .. }) => Err(VerifyError::WrongResource),
+            Err(TokenError::WrongResource { grant_id }) => {
+                Err(VerifyError::WrongResource { grant_id })
+            }
             Err(TokenError::Unavailable) => Err(VerifyError::Unavailable),
             Err(e) => match e.grant_id() {
                 // Counted against the grant, so its owner sees a client presenting stale tokens.
@@ -395,9 +399,12 @@ pub fn build_server(
     })
 }
 
-/// Runs [`AuthServer::purge`] every `every` until `cancel` fires.
+/// Runs [`AuthServer::purge`] and [`crate::auth::purge_refusals`] every `every` until
+/// `cancel` fires.
 pub fn spawn_purge(
     oauth: Arc<AuthServer>,
+    store: SharedStore,
+    clock: Arc<dyn Clock>,
     every: Duration,
     cancel: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
@@ -407,10 +414,16 @@ pub fn spawn_purge(
         loop {
             tokio::select! {
                 () = cancel.cancelled() => break,
-                _ = tick.tick() => match oauth.purge().await {
-                    Ok(n) => tracing::debug!(removed = n, "oauth purge"),
-                    Err(e) => tracing::warn!(error = %e, "oauth purge failed"),
-                },
+                _ = tick.tick() => {
+                    match oauth.purge().await {
+                        Ok(n) => tracing::debug!(removed = n, "oauth purge"),
+                        Err(e) => tracing::warn!(error = %e, "oauth purge failed"),
+                    }
+                    match crate::auth::purge_refusals(store.as_ref(), clock.now_millis()).await {
+                        Ok(n) => tracing::debug!(removed = n, "refusal counts purge"),
+                        Err(e) => tracing::warn!(error = %e, "refusal counts purge failed"),
+                    }
+                }
             }
         }
     })

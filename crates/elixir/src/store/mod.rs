@@ -275,7 +275,17 @@ pub trait Store: Send + Sync + 'static {
     async fn usage(&self, subject: &str, window: Window, start: Millis) -> Result<i64, StoreError>;
 
     async fn record_refusal(&self, refusal: &Refusal) -> Result<(), StoreError>;
+    /// Every count of `day` (`YYYY-MM-DD`).
     async fn refusals(&self, day: &str) -> Result<Vec<RefusalCount>, StoreError>;
+    /// The counts of `credentials` (credential hints) on `since_day` and later, newest day
+    /// first: what one owner may see.
+    async fn refusals_of(
+        &self,
+        credentials: &[String],
+        since_day: &str,
+    ) -> Result<Vec<RefusalCount>, StoreError>;
+    /// Deletes the counts of days before `before_day`; returns how many went.
+    async fn purge_refusals(&self, before_day: &str) -> Result<u64, StoreError>;
 
     async fn insert_audit(&self, entry: &AuditEntry) -> Result<(), StoreError>;
     async fn audit(&self, request_id: Uuid) -> Result<Option<AuditEntry>, StoreError>;

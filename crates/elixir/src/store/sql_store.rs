@@ -386,6 +386,43 @@ macro_rules! sql_store {
                     .collect()
                 }
 
+                async fn refusals_of(
+                    &self,
+                    credentials: &[String],
+                    since_day: &str,
+                ) -> Result<Vec<RefusalCount>, StoreError> {
+                    if credentials.is_empty() {
+                        return Ok(Vec::new());
+                    }
+                    // One placeholder per credential, after the day's `$1`.
+                    let placeholders: Vec<String> =
+                        (2..credentials.len() + 2).map(|n| format!("${n}")).collect();
+                    let statement = format!(
+                        "SELECT credential_hint, address, day, door, reason, count FROM refusals \
+                         WHERE day >= $1 AND credential_hint IN ({}) \
+                         ORDER BY day DESC, count DESC, credential_hint, address",
+                        placeholders.join(", ")
+                    );
+                    let mut query = sqlx::query(&statement).bind(since_day);
+                    for c in credentials {
+                        query = query.bind(c);
+                    }
+                    query
+                        .fetch_all(&self.pool)
+                        .await?
+                        .iter()
+                        .map(sql::refusal)
+                        .collect()
+                }
+
+                async fn purge_refusals(&self, before_day: &str) -> Result<u64, StoreError> {
+                    let done = sqlx::query("DELETE FROM refusals WHERE day < $1")
+                        .bind(before_day)
+                        .execute(&self.pool)
+                        .await?;
+                    Ok(done.rows_affected())
+                }
+
                 async fn insert_audit(&self, e: &AuditEntry) -> Result<(), StoreError> {
                     sqlx::query(concat!(
                         "INSERT INTO audit (",

@@ -19,6 +19,8 @@ use mcp_oauth::Disconnection;
 pub(super) const DAY_MS: i64 = 24 * 3600 * 1000;
 /// How far back the refusal counts go.
 pub(super) const REFUSAL_DAYS: i64 = 7;
+// The purge must never delete a day the pages still show.
+const _: () = assert!(crate::auth::REFUSAL_RETENTION_DAYS > REFUSAL_DAYS);
 
 /// The signed-in account and its CSRF token, or the response to send instead (sign in first).
 pub(super) async fn session(web: &Web, headers: &HeaderMap) -> Result<(Uuid, String), Response> {
@@ -196,35 +198,28 @@ pub(crate) async fn set_timezone(
     }
 }
 
-/// The refusal counts of the last days at the account's agent and integration doors and of
-/// its OAuth grants.
+/// The refusal counts of the last days of the owner's own credentials: the current service
+/// keys of `agents` (by hint) and the tokens of `grants` (`grant:<id>`). Selected by
+/// credential, never by door, so a credential nobody owns (the `unknown` bucket, another
+/// account's key presented at this owner's door) shows to no one.
 pub(super) async fn refusal_rows(
     web: &Web,
     agents: &[Agent],
     grants: &[String],
 ) -> Result<Vec<RefusalCount>, Response> {
-    let doors: Vec<String> = agents.iter().map(door_path).collect();
-    let credentials: Vec<String> = grants
+    let credentials: Vec<String> = agents
         .iter()
-        .map(|g| format!("{GRANT_CREDENTIAL}{g}"))
+        .filter_map(|a| a.key_digest.as_deref())
+        .filter_map(|d| d.get(..12))
+        .map(str::to_owned)
+        .chain(grants.iter().map(|g| format!("{GRANT_CREDENTIAL}{g}")))
         .collect();
-    let now = web.services.now();
-    let mut rows = Vec::new();
-    for d in 0..REFUSAL_DAYS {
-        let day = iso(now - d * DAY_MS)[..10].to_owned();
-        let counts = web
-            .services
-            .store
-            .refusals(&day)
-            .await
-            .map_err(store_failed)?;
-        rows.extend(
-            counts
-                .into_iter()
-                .filter(|r| doors.contains(&r.door) || credentials.contains(&r.credential_hint)),
-        );
-    }
-    Ok(rows)
+    let since = iso(web.services.now() - (REFUSAL_DAYS - 1) * DAY_MS);
+    web.services
+        .store
+        .refusals_of(&credentials, &since[..10])
+        .await
+        .map_err(store_failed)
 }
 
 pub(super) fn refusal_table(rows: &[RefusalCount]) -> String {
@@ -525,7 +520,7 @@ pub(super) fn calls_table(calls: &[AuditEntry]) -> String {
     out
 }
 
-/// `GET /account/refusals`: refused credentials at the account's doors and of its grants.
+/// `GET /account/refusals`: refusals of the account's agents' keys and of its grants.
 pub(crate) async fn refusals(State(web): State<Web>, headers: HeaderMap) -> Response {
     let (account_id, csrf) = match session(&web, &headers).await {
         Ok(s) => s,
@@ -550,10 +545,11 @@ pub(crate) async fn refusals(State(web): State<Web>, headers: HeaderMap) -> Resp
         Err(r) => return r,
     };
     let body = format!(
-        "<p>Refused presentations over the last {REFUSAL_DAYS} days at your agent and \
-         integration doors, and of your connections' tokens (<code>grant:…</code>), per \
-         credential, address and day. A service key is shown by the first 12 hex characters of \
-         its SHA-256, so you can match it against a key you hold.</p>{}",
+        "<p>Refused presentations over the last {REFUSAL_DAYS} days of your agents' and \
+         integrations' current service keys and of your connections' tokens \
+         (<code>grant:…</code>), per credential, address and day. A service key is shown by the \
+         first 12 hex characters of its SHA-256, so you can match it against a key you hold. \
+         Credentials Elixir does not know are counted together and shown to no one.</p>{}",
         refusal_table(&rows)
     );
     html(

@@ -1,8 +1,8 @@
 //! Elixir's web pages: sign in with an email code, sign out, the account pages (Connections,
 //! Agents, Activity, refused credentials) and the docs. Server-rendered HTML that works
 //! without JavaScript; every POST carries a CSRF token bound to the browser session (or, on
-//! the sign-in page, to the sign-in flow) and is refused with 403 from another origin. Every
-//! page carries the consent page's security headers. The flows they call are mcp-oauth's
+//! the sign-in page, to the signed sign-in flow) and is refused with 403 from another origin.
+//! Every page carries the consent page's security headers. The flows they call are mcp-oauth's
 //! (sessions, connections) and the admin functions (agents); this module renders and routes.
 
 mod account;

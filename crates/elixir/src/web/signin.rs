@@ -1,20 +1,23 @@
-//! Signing the browser in with an email code, and out. The flow reuses mcp-oauth's parts: a
-//! pending record holds the flow and its CSRF hash, the six-digit code is stored HMAC'd like
-//! the consent page's (15 minutes, five attempts, single use, bound to this flow), sends share
-//! the consent page's per-email rate bucket, and success starts mcp-oauth's browser session —
-//! the same one the consent page reads, so a signed-in browser consents with one click.
+//! Signing the browser in with an email code, and out. Until a code is sent the flow is
+//! stateless: the form carries its id and expiry bound to its CSRF value by an HMAC under the
+//! server secret ([`SignedFlow`]), so `GET /signin` stores nothing. The first send that passes
+//! the limits stores mcp-oauth's pending record for it; from there the flow reuses
+//! mcp-oauth's parts: the six-digit code is stored HMAC'd like the consent page's (15 minutes,
+//! five attempts, single use, bound to this flow), sends share the consent page's per-address
+//! and per-email rate buckets, and success starts mcp-oauth's browser session — the same one
+//! the consent page reads, so a signed-in browser consents with one click.
 
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, State};
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
-use mcp_oauth::crypto::{constant_time_eq, sha256_hex};
+use mcp_oauth::crypto::{constant_time_eq, hmac_hex, sha256_hex};
 use mcp_oauth::store::{EmailCodeRecord, PendingRecord};
 use mcp_oauth::{CodeCheck, Mail, OAuthStore};
 
 use super::{Form, Web, esc, forbidden, html, layout, see_other, unavailable};
-use crate::domain::base64url;
+use crate::domain::{Millis, base64url};
 
 const HOUR_MS: i64 = 3600 * 1000;
 const FLOW_MS: i64 = 30 * 60 * 1000;
@@ -44,6 +47,78 @@ fn digits(web: &Web, n: usize) -> String {
         }
     }
     out
+}
+
+/// The HMAC label of a sign-in form's CSRF value.
+const FLOW_LABEL: &str = "elixir-sign-in-flow";
+
+/// A sign-in flow as its form carries it: a random id and the instant it ends, in the hidden
+/// `flow` field as `<id>.<expires_at>`, and the CSRF value that binds both (HMAC-SHA256 under
+/// the server secret). Only the server can make one, so a flow needs no row until its first
+/// code is sent; the id is then the pending record's (and the code's) id.
+struct SignedFlow {
+    id: String,
+    expires_at: Millis,
+    csrf: String,
+}
+
+impl SignedFlow {
+    fn csrf_of(web: &Web, id: &str, expires_at: Millis) -> String {
+        hmac_hex(
+            &web.oauth.secret,
+            &[FLOW_LABEL, id, &expires_at.to_string()],
+        )
+    }
+
+    /// A fresh flow ending [`FLOW_MS`] from now.
+    fn new(web: &Web) -> Self {
+        let id = token(web, 18);
+        let expires_at = web.services.now() + FLOW_MS;
+        let csrf = Self::csrf_of(web, &id, expires_at);
+        Self {
+            id,
+            expires_at,
+            csrf,
+        }
+    }
+
+    /// The flow a form names, if its CSRF value is the one the server made for it.
+    fn from_form(web: &Web, form: &Form) -> Option<Self> {
+        let (id, expires) = form.get("flow")?.split_once('.')?;
+        let expires_at: Millis = expires.parse().ok()?;
+        let csrf = form.get("csrf")?;
+        let expected = Self::csrf_of(web, id, expires_at);
+        constant_time_eq(&expected, csrf).then(|| Self {
+            id: id.to_owned(),
+            expires_at,
+            csrf: expected,
+        })
+    }
+
+    /// The hidden `flow` field.
+    fn field(&self) -> String {
+        format!("{}.{}", self.id, self.expires_at)
+    }
+
+    /// The pending record of this flow, stored when its first code is sent.
+    fn record(&self, web: &Web, now: Millis) -> PendingRecord {
+        PendingRecord {
+            id: self.id.clone(),
+            csrf_hash: sha256_hex(&self.csrf),
+            client_id: SITE_CLIENT.to_owned(),
+            client_name: "Elixir".to_owned(),
+            redirect_uri: format!("{}/account", web.issuer()),
+            state: None,
+            code_challenge: String::new(),
+            resource: format!("{}/account", web.issuer()),
+            requested_scope: None,
+            signed_in_account: None,
+            email: None,
+            created_at: now,
+            expires_at: self.expires_at,
+            done_at: None,
+        }
+    }
 }
 
 /// The `purpose` of sign-in codes in mcp-oauth's code hash (the consent page's are its own).
@@ -81,11 +156,11 @@ enum Step<'a> {
     },
 }
 
-fn page(status: StatusCode, flow: &str, csrf: &str, step: &Step<'_>) -> Response {
+fn page(status: StatusCode, flow: &SignedFlow, step: &Step<'_>) -> Response {
     let hidden = format!(
         "<input type=\"hidden\" name=\"flow\" value=\"{}\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">",
-        esc(flow),
-        esc(csrf)
+        esc(&flow.field()),
+        esc(&flow.csrf)
     );
     let err = |e: &Option<&str>| {
         e.map(|e| format!("<p class=\"err\">{}</p>", esc(e)))
@@ -119,40 +194,16 @@ fn page(status: StatusCode, flow: &str, csrf: &str, step: &Step<'_>) -> Response
     html(status, layout("Sign in", None, &body))
 }
 
-/// `GET /signin`: a fresh sign-in flow (already signed in: the account page).
+/// `GET /signin`: a fresh sign-in flow, stored nowhere (already signed in: the account page).
 pub(crate) async fn get(State(web): State<Web>, headers: HeaderMap) -> Response {
     match web.signed_in(&headers).await {
         Ok(Some(_)) => return see_other("/account", None),
         Ok(None) => {}
         Err(r) => return r,
     }
-    let now = web.services.now();
-    let flow = token(&web, 18);
-    let csrf = token(&web, 24);
-    let record = PendingRecord {
-        id: flow.clone(),
-        csrf_hash: sha256_hex(&csrf),
-        client_id: SITE_CLIENT.to_owned(),
-        client_name: "Elixir".to_owned(),
-        redirect_uri: format!("{}/account", web.issuer()),
-        state: None,
-        code_challenge: String::new(),
-        resource: format!("{}/account", web.issuer()),
-        requested_scope: None,
-        signed_in_account: None,
-        email: None,
-        created_at: now,
-        expires_at: now + FLOW_MS,
-        done_at: None,
-    };
-    if let Err(e) = store(&web).insert_pending(&record).await {
-        tracing::error!(error = %e, "sign-in flow not stored");
-        return unavailable();
-    }
     page(
         StatusCode::OK,
-        &flow,
-        &csrf,
+        &SignedFlow::new(&web),
         &Step::Email {
             error: None,
             value: "",
@@ -177,25 +228,28 @@ pub(crate) async fn post(State(web): State<Web>, parts: Parts, body: Bytes) -> R
     if !web.same_origin(&parts.headers) {
         return forbidden();
     }
-    let (Some(flow), Some(csrf)) = (form.get("flow"), form.get("csrf")) else {
+    let Some(flow) = SignedFlow::from_form(&web, &form) else {
         return forbidden();
     };
     let now = web.services.now();
-    let pending = match store(&web).pending(flow).await {
+    if now >= flow.expires_at {
+        return expired();
+    }
+    // No record yet: no code was sent for this flow (verify answers "Ask for a code first").
+    let pending = match store(&web).pending(&flow.id).await {
         Ok(p) => p,
         Err(e) => {
             tracing::error!(error = %e, "sign-in flow lookup failed");
             return unavailable();
         }
     };
-    let Some(pending) = pending.filter(|p| p.client_id == SITE_CLIENT) else {
-        return forbidden();
-    };
-    if !constant_time_eq(&sha256_hex(csrf), &pending.csrf_hash) {
-        return forbidden();
-    }
-    if pending.done_at.is_some() || now >= pending.expires_at {
-        return expired();
+    if let Some(p) = &pending {
+        if p.client_id != SITE_CLIENT {
+            return forbidden();
+        }
+        if p.done_at.is_some() || now >= p.expires_at {
+            return expired();
+        }
     }
     let address = parts
         .extensions
@@ -203,12 +257,11 @@ pub(crate) async fn post(State(web): State<Web>, parts: Parts, body: Bytes) -> R
         .map(|c| c.0);
     let address = web.oauth.server.client_address(&parts.headers, address);
     let result = match form.get("action") {
-        Some("send_code") => send_code(&web, flow, csrf, &form, &address).await,
-        Some("verify") => verify(&web, flow, csrf, &form).await,
+        Some("send_code") => send_code(&web, &flow, pending.is_some(), &form, &address).await,
+        Some("verify") => verify(&web, &flow, &form).await,
         _ => Ok(page(
             StatusCode::BAD_REQUEST,
-            flow,
-            csrf,
+            &flow,
             &Step::Email {
                 error: Some("Choose an action."),
                 value: "",
@@ -221,10 +274,12 @@ pub(crate) async fn post(State(web): State<Web>, parts: Parts, body: Bytes) -> R
     })
 }
 
+/// Sends a code for `flow` (`stored`: its pending record exists already) once the send
+/// limits pass, storing the flow's pending record first if it has none.
 async fn send_code(
     web: &Web,
-    flow: &str,
-    csrf: &str,
+    flow: &SignedFlow,
+    stored: bool,
     form: &Form,
     address: &str,
 ) -> Result<Response, mcp_oauth::StoreError> {
@@ -233,7 +288,6 @@ async fn send_code(
         return Ok(page(
             StatusCode::BAD_REQUEST,
             flow,
-            csrf,
             &Step::Email {
                 error: Some("Enter a valid email address."),
                 value: typed,
@@ -243,8 +297,9 @@ async fn send_code(
     let config = web.oauth.server.config();
     let now = web.services.now();
     let hour = now - now.rem_euclid(HOUR_MS);
-    // The consent page's buckets: sign-in codes and consent codes share one budget.
-    let address_bucket = format!("code:addr:{address}");
+    // The consent page's buckets: sign-in codes and consent codes share one budget, and an
+    // IPv6 client is one address per /64 (it is routinely handed the whole prefix).
+    let address_bucket = format!("code:addr:{}", mcp_oauth::limit_key(address));
     let email_bucket = format!("code:email:{}", sha256_hex(&email));
     let limited = Step::Email {
         error: Some("Too many codes were requested. Wait a while, then try again."),
@@ -258,7 +313,7 @@ async fn send_code(
         )
         .await?
     {
-        return Ok(page(StatusCode::TOO_MANY_REQUESTS, flow, csrf, &limited));
+        return Ok(page(StatusCode::TOO_MANY_REQUESTS, flow, &limited));
     }
     if !store(web)
         .take_rate(
@@ -269,15 +324,18 @@ async fn send_code(
         .await?
     {
         store(web).return_rate(&address_bucket, hour).await?;
-        return Ok(page(StatusCode::TOO_MANY_REQUESTS, flow, csrf, &limited));
+        return Ok(page(StatusCode::TOO_MANY_REQUESTS, flow, &limited));
+    }
+    if !stored {
+        store_pending(web, flow, now).await?;
     }
     let code = digits(web, config.email_code.digits as usize);
     let ttl = i64::try_from(config.email_code.ttl.as_millis()).unwrap_or(i64::MAX);
     store(web)
         .replace_email_code(&EmailCodeRecord {
-            pending_id: flow.to_owned(),
+            pending_id: flow.id.clone(),
             email: email.clone(),
-            code_hash: code_hash(web, flow, &code),
+            code_hash: code_hash(web, &flow.id, &code),
             created_at: now,
             expires_at: now.saturating_add(ttl),
             attempts: 0,
@@ -300,7 +358,6 @@ async fn send_code(
         return Ok(page(
             StatusCode::SERVICE_UNAVAILABLE,
             flow,
-            csrf,
             &Step::Email {
                 error: Some("The code could not be sent just now. Try again in a moment."),
                 value: &email,
@@ -310,7 +367,6 @@ async fn send_code(
     Ok(page(
         StatusCode::OK,
         flow,
-        csrf,
         &Step::Code {
             email: &email,
             error: None,
@@ -320,8 +376,7 @@ async fn send_code(
 
 async fn verify(
     web: &Web,
-    flow: &str,
-    csrf: &str,
+    flow: &SignedFlow,
     form: &Form,
 ) -> Result<Response, mcp_oauth::StoreError> {
     let typed: String = form
@@ -335,7 +390,6 @@ async fn verify(
         page(
             StatusCode::BAD_REQUEST,
             flow,
-            csrf,
             &Step::Code {
                 email,
                 error: Some(error),
@@ -345,7 +399,7 @@ async fn verify(
     let email = match web
         .oauth
         .server
-        .check_email_code(SIGN_IN_CODE, flow, &typed)
+        .check_email_code(SIGN_IN_CODE, &flow.id, &typed)
         .await?
     {
         CodeCheck::Accepted { email } => email,
@@ -353,7 +407,6 @@ async fn verify(
             return Ok(page(
                 StatusCode::BAD_REQUEST,
                 flow,
-                csrf,
                 &Step::Email {
                     error: Some("Ask for a code first."),
                     value: "",
@@ -379,7 +432,7 @@ async fn verify(
         }
     };
     // Signed in only by the request that ends the flow.
-    if !store(web).finish_pending(flow, now).await? {
+    if !store(web).finish_pending(&flow.id, now).await? {
         return Ok(expired());
     }
     let account = match web.accounts.find_or_create(&email).await {
@@ -391,6 +444,22 @@ async fn verify(
     };
     let cookie = web.oauth.server.sign_in(&account.id.to_string()).await?;
     Ok(see_other("/account", Some(&cookie)))
+}
+
+/// Stores the pending record of `flow`. Two sends of one flow may race here: the loser finds
+/// the winner's record and reuses it.
+async fn store_pending(
+    web: &Web,
+    flow: &SignedFlow,
+    now: Millis,
+) -> Result<(), mcp_oauth::StoreError> {
+    match store(web).insert_pending(&flow.record(web, now)).await {
+        Ok(()) => Ok(()),
+        Err(e) => match store(web).pending(&flow.id).await? {
+            Some(p) if p.client_id == SITE_CLIENT => Ok(()),
+            _ => Err(e),
+        },
+    }
 }
 
 /// `POST /signout`: ends the session (CSRF-checked like every POST).

@@ -85,9 +85,23 @@ async fn an_agent_has_its_own_page(url: &str) {
         "{}",
         page.body
     );
-    // the refused key at its door
+    // a key nobody holds, refused at its door, is nobody's: not on the owner's page
     assert!(
-        page.body.contains(&elixir::domain::credential_hint(wrong)),
+        !page.body.contains(&elixir::domain::credential_hint(wrong)),
+        "{}",
+        page.body
+    );
+    // its own key, refused at another door, is on its page
+    let elsewhere = format!("/i/{}/mcp", server.integration.agent.public_id);
+    let refused =
+        testkit::mcp::Client::new(server.url(&elsewhere), Some(agent.service_key.clone()))
+            .initialize("2025-06-18")
+            .await;
+    assert_eq!(refused.status, 403);
+    let page = browser.get(&path).await;
+    assert!(
+        page.body
+            .contains(&elixir::domain::credential_hint(&agent.service_key)),
         "{}",
         page.body
     );
@@ -244,7 +258,8 @@ async fn client_address_comes_from_the_trusted_header_only(url: &str) {
         [
             ("127.0.0.1".to_owned(), 1),
             ("198.51.100.10".to_owned(), 1),
-            ("2001:db8::7".to_owned(), 1),
+            // IPv6 by its /64
+            ("2001:db8::/64".to_owned(), 1),
             ("203.0.113.9".to_owned(), 1),
         ]
     );

@@ -110,18 +110,28 @@ async fn service_key_refusals(url: &str) {
         401
     );
 
-    // every refusal was counted per credential, address and day
+    // every refusal was counted per credential, address and day: a known key under its hint,
+    // a live grant's token under the grant, every credential nobody holds in one bucket
     let counts = server.store.refusals("2026-01-01").await.unwrap();
-    let old_hint = elixir::domain::credential_hint(&agent.service_key);
-    let old = counts
-        .iter()
-        .find(|c| c.credential_hint == old_hint)
-        .unwrap();
+    assert_eq!(counts.len(), 4, "{counts:?}");
+    let row = |credential: &str| {
+        counts
+            .iter()
+            .find(|c| c.credential_hint == credential)
+            .unwrap_or_else(|| panic!("{credential} in {counts:?}"))
+    };
+    let old = row(&elixir::domain::credential_hint(&agent.service_key));
     assert_eq!(old.address, "127.0.0.1");
-    assert_eq!(old.count, 5, "{counts:?}"); // 3 wrong doors, suspended, after rotation
-    assert_eq!(old.reason, "invalid_token");
-    let none = counts.iter().find(|c| c.credential_hint == "none").unwrap();
-    assert_eq!(none.count, 2);
+    assert_eq!(old.count, 4, "{counts:?}"); // 3 wrong doors, suspended
+    assert_eq!(old.reason, "suspended");
+    // svt_short, the bogus key twice, oat_unknown twice, the old key after rotation and the
+    // new one after revocation: keys nobody holds any more
+    let unknown = row("unknown");
+    assert_eq!(unknown.count, 7, "{counts:?}");
+    assert_eq!(unknown.reason, "invalid_token");
+    let grant = row("grant:static-oat_person_all");
+    assert_eq!((grant.count, grant.reason.as_str()), (1, "wrong_resource"));
+    assert_eq!(row("none").count, 2);
 }
 
 on_both_backends!(service_key_refusals);

@@ -25,4 +25,6 @@ mod node_oauth;
 mod oauth;
 mod pages;
 mod python_oauth;
+mod refusals;
+mod signin;
 mod support;

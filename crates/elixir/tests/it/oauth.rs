@@ -399,8 +399,13 @@ async fn purge_runs(url: &str) {
     let server = spawn_oauth(url, dir.path()).await;
     let oauth = std::sync::Arc::clone(&server.state.oauth.as_ref().unwrap().server);
     let cancel = tokio_util::sync::CancellationToken::new();
-    let task =
-        elixir::oauth::spawn_purge(oauth, std::time::Duration::from_millis(20), cancel.clone());
+    let task = elixir::oauth::spawn_purge(
+        oauth,
+        std::sync::Arc::clone(&server.store),
+        std::sync::Arc::new(server.clock.clone()),
+        std::time::Duration::from_millis(20),
+        cancel.clone(),
+    );
     tokio::time::sleep(std::time::Duration::from_millis(60)).await;
     cancel.cancel();
     tokio::time::timeout(std::time::Duration::from_secs(5), task)

@@ -314,22 +314,7 @@ async fn agents_lifecycle(url: &str) {
     let suspended = door(new_key).initialize("2025-06-18").await;
     assert_eq!(suspended.status, 401);
     assert!(suspended.header("www-authenticate").contains("suspended"));
-    let page = browser.get("/account/agents").await;
-    let resume = form_of(&page, "resume");
-    assert_eq!(
-        browser.post(&resume.action, &resume.with(&[])).await.status,
-        303
-    );
-    success(&door(new_key).tool("elixir_docs", json!({})).await);
-
-    // Revoke: 401, and the refusal shows on the refusals page for this door.
-    let page = browser.get("/account/agents").await;
-    let revoke = form_of(&page, "revoke");
-    assert_eq!(
-        browser.post(&revoke.action, &revoke.with(&[])).await.status,
-        303
-    );
-    assert_eq!(door(new_key).initialize("2025-06-18").await.status, 401);
+    // The refusal of the agent's key shows on the refusals page, at this door.
     let refusals = browser.get("/account/refusals").await;
     refusals.assert_secure();
     assert!(
@@ -339,11 +324,29 @@ async fn agents_lifecycle(url: &str) {
         "{}",
         refusals.body
     );
-    assert!(
-        refusals
-            .body
-            .contains(&elixir::domain::credential_hint(new_key))
+    let new_hint = elixir::domain::credential_hint(new_key);
+    assert!(refusals.body.contains(&new_hint));
+    assert!(refusals.body.contains("<td>suspended</td>"));
+    let page = browser.get("/account/agents").await;
+    let resume = form_of(&page, "resume");
+    assert_eq!(
+        browser.post(&resume.action, &resume.with(&[])).await.status,
+        303
     );
+    success(&door(new_key).tool("elixir_docs", json!({})).await);
+
+    // Revoke: 401; the revoked key is nobody's now, so its refusals (counted with every
+    // unknown credential) no longer show.
+    let page = browser.get("/account/agents").await;
+    let revoke = form_of(&page, "revoke");
+    assert_eq!(
+        browser.post(&revoke.action, &revoke.with(&[])).await.status,
+        303
+    );
+    assert_eq!(door(new_key).initialize("2025-06-18").await.status, 401);
+    let refusals = browser.get("/account/refusals").await;
+    assert!(!refusals.body.contains(&new_hint), "{}", refusals.body);
+    assert!(!refusals.body.contains("<code>unknown</code>"));
 
     // Another account's agent: 404, the same as an unknown one.
     let foreign = browser

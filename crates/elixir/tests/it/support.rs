@@ -269,7 +269,8 @@ async fn create_world(
     .await
     .unwrap();
     let all: Vec<String> = STANDARD_SCOPES.iter().map(|s| (*s).to_owned()).collect();
-    let grant = |account: &Account, scopes: Vec<String>| Grant {
+    let grant = |token: &str, account: &Account, scopes: Vec<String>| Grant {
+        grant_id: format!("static-{token}"),
         account_id: account.id,
         agent_id: None,
         scopes,
@@ -277,17 +278,17 @@ async fn create_world(
     verifier.insert(
         PERSON_TOKEN,
         &format!("{ORIGIN}/mcp"),
-        grant(&person, all.clone()),
+        grant(PERSON_TOKEN, &person, all.clone()),
     );
     verifier.insert(
         READ_ONLY_TOKEN,
         &format!("{ORIGIN}/mcp"),
-        grant(&person, vec!["cr:read".into()]),
+        grant(READ_ONLY_TOKEN, &person, vec!["cr:read".into()]),
     );
     verifier.insert(
         OTHER_PERSON_TOKEN,
         &format!("{ORIGIN}/mcp"),
-        grant(&other, all),
+        grant(OTHER_PERSON_TOKEN, &other, all),
     );
 
     (person, agent, integration)
@@ -369,4 +370,20 @@ macro_rules! on_both_backends {
             )+
         }
     };
+}
+
+/// The number of rows in `table` of the database at `url`, read over a connection of its own.
+pub async fn count_rows(url: &str, table: &str) -> i64 {
+    let sql = format!("SELECT COUNT(*) FROM {table}");
+    if url.starts_with("sqlite:") {
+        let pool = sqlx::SqlitePool::connect(url).await.unwrap();
+        let n = sqlx::query_scalar(&sql).fetch_one(&pool).await.unwrap();
+        pool.close().await;
+        n
+    } else {
+        let pool = sqlx::PgPool::connect(url).await.unwrap();
+        let n = sqlx::query_scalar(&sql).fetch_one(&pool).await.unwrap();
+        pool.close().await;
+        n
+    }
 }
