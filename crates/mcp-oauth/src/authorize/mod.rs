@@ -11,6 +11,7 @@ pub use code::{CONSENT_CODE, CodeCheck};
 
 use http::{HeaderMap, StatusCode};
 
+use crate::cimd;
 use crate::config::ms;
 use crate::crypto::{constant_time_eq, is_s256_challenge, sha256_hex};
 use crate::directory::{Account, Consent, Door};
@@ -240,6 +241,38 @@ impl AuthServer {
         })
     }
 
+    /// Whether resolving `client_id` may fetch its metadata document: enabled, URL-shaped and
+    /// past the checks done before any network traffic.
+    fn may_fetch_document(&self, client_id: &str) -> bool {
+        self.metadata.is_some()
+            && self.config.client_id_metadata_documents
+            && cimd::looks_like_url(client_id)
+            && cimd::check_client_id_url(client_id).is_ok()
+    }
+
+    /// Takes one of the consent flows `address` may start this hour (keyed on its
+    /// [`limit_key`](crate::limit_key): an IPv6 client by its /64), or the 429 page.
+    async fn take_flow(&self, address: &str) -> Result<(), Refusal> {
+        let hour = Self::window(self.now(), 3600 * 1000);
+        if self
+            .store
+            .take_rate(
+                &format!("flow:addr:{}", crate::limit_key(address)),
+                hour,
+                self.config.flows_per_address_per_hour,
+            )
+            .await?
+        {
+            return Ok(());
+        }
+        Err(refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many sign-in requests",
+            "Too many sign-in requests came from your network in the last hour. Wait a \
+             while, then start again from your app.",
+        ))
+    }
+
     /// The signed-in account of this browser, unless the flow must use the code.
     async fn session_account(&self, headers: &HeaderMap) -> Result<Option<Account>, Refusal> {
         let Some(account_id) = self.signed_in_account(headers).await? else {
@@ -261,23 +294,17 @@ impl AuthServer {
         address: &str,
     ) -> Result<Outcome, Refusal> {
         let params = Params::parse(query.as_bytes());
+        // Resolving a metadata-document client_id may fetch it from the network, so such a
+        // request takes the flow limit before it is resolved (a refused one fetches nothing)
+        // and keeps it whatever the outcome: otherwise distinct URLs would make this server
+        // fetch without limit. Other requests are checked first and count only when valid.
+        let may_fetch = self.may_fetch_document(params.get("client_id").unwrap_or(""));
+        if may_fetch {
+            self.take_flow(address).await?;
+        }
         let checked = self.check_request(&params).await?;
-        let hour = Self::window(self.now(), 3600 * 1000);
-        if !self
-            .store
-            .take_rate(
-                &format!("flow:addr:{address}"),
-                hour,
-                self.config.flows_per_address_per_hour,
-            )
-            .await?
-        {
-            return Err(refuse(
-                StatusCode::TOO_MANY_REQUESTS,
-                "Too many sign-in requests",
-                "Too many sign-in requests came from your network in the last hour. Wait a \
-                 while, then start again from your app.",
-            ));
+        if !may_fetch {
+            self.take_flow(address).await?;
         }
         let switch = params.get("switch") == Some("1");
         let account = if switch {
