@@ -572,7 +572,7 @@ impl AuthServer {
                 expires_at: now + ms(self.config.code_ttl),
             })
             .await?;
-        self.touch_client(&flow.client).await?;
+        self.client_issued_code(&flow.client).await?;
         let set_cookie = match sign_in {
             true => Some(self.sign_in(&account.id).await?),
             false => None,

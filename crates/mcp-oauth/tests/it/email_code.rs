@@ -284,8 +284,9 @@ async fn n14_code_sending_rate_limited(backend: Backend) {
     assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS);
     assert!(h.mails_to("person99@example.com").is_empty());
 
-    // The next hour both limits reset.
+    // The next hour both limits reset (a new client: one never used is gone after an hour).
     h.advance_secs(3600);
+    let req = h.client_request().await;
     let page = h.open(&req, &[]).await;
     assert_eq!(
         h.send_code(&page, "bob@example.com").await.status,
