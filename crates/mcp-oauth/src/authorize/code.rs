@@ -35,6 +35,7 @@ impl AuthServer {
                     value,
                 },
             ),
+            redirect_uri: Some(flow.pending.redirect_uri.clone()),
         }
     }
 
@@ -57,6 +58,7 @@ impl AuthServer {
                 &self.page_context(flow, offers),
                 &page::Step::Code { email, error },
             ),
+            redirect_uri: Some(flow.pending.redirect_uri.clone()),
         }
     }
 

@@ -39,6 +39,9 @@ pub(crate) enum Outcome {
     Page {
         status: StatusCode,
         html: String,
+        /// The flow's `redirect_uri` when the page carries the consent form: the page's
+        /// `form-action` must also allow where that form's 303 leads.
+        redirect_uri: Option<String>,
     },
     /// 303 to the client with the code; optionally signing the browser in.
     Redirect {
@@ -168,6 +171,7 @@ impl AuthServer {
         Outcome::Page {
             status: refusal.status,
             html: page::error_page(&self.config.service_name, refusal.title, &refusal.message),
+            redirect_uri: None,
         }
     }
 
@@ -360,6 +364,7 @@ impl AuthServer {
         Ok(Outcome::Page {
             status: StatusCode::OK,
             html,
+            redirect_uri: Some(flow.pending.redirect_uri.clone()),
         })
     }
 
@@ -480,6 +485,7 @@ impl AuthServer {
                             flow.client.client_name
                         ),
                     ),
+                    redirect_uri: None,
                 })
             }
             _ => Err(bad_request("Unknown action.")),
@@ -512,6 +518,7 @@ impl AuthServer {
                         error: Some("Tick at least one capability, or Deny."),
                     },
                 ),
+                redirect_uri: Some(flow.pending.redirect_uri.clone()),
             });
         }
         self.issue_code(flow, &account, granted, false).await
