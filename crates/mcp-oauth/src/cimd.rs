@@ -94,6 +94,13 @@ pub fn check_client_id_url(client_id: &str) -> Result<url::Url, FetchError> {
 
 /// Whether `ip` is a globally routable unicast address (not loopback, private, link-local,
 /// shared, documentation, benchmarking, multicast, reserved or unspecified).
+///
+/// IPv6 must be global unicast (`2000::/3`) outside the special-purpose ranges within it. An
+/// address embedding IPv4 is judged by that IPv4 address when the embedding is
+/// deterministic (IPv4-mapped `::ffff:0:0/96`, the NAT64 well-known prefix `64:ff9b::/96`);
+/// the relay- or operator-dependent transition ranges (6to4 `2002::/16`, Teredo and the rest
+/// of `2001::/23`, local-use NAT64 `64:ff9b:1::/48`, SIIT `::ffff:0:0:0/96`, IPv4-compatible
+/// `::/96`) are refused whole: where they lead is decided by a relay, not by the address.
 pub fn is_public_ip(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
@@ -109,25 +116,32 @@ pub fn is_public_ip(ip: IpAddr) -> bool {
                 || a >= 240
                 || (a == 100 && (64..128).contains(&b))
                 || (a == 192 && b == 0 && c == 0)
+                || (a == 192 && b == 88 && c == 99)
                 || (a == 198 && (b == 18 || b == 19)))
         }
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public_ip(IpAddr::V4(v4));
-            }
             let s = v6.segments();
-            if s[0] == 0x64 && s[1] == 0xff9b {
-                let [.., a, b, c, d] = v6.octets();
-                return is_public_ip(IpAddr::V4(std::net::Ipv4Addr::new(a, b, c, d)));
+            let [.., a, b, c, d] = v6.octets();
+            let embedded = std::net::Ipv4Addr::new(a, b, c, d);
+            // IPv4-mapped ::ffff:a.b.c.d: the IPv4 address itself.
+            if s[..5].iter().all(|&x| x == 0) && s[5] == 0xffff {
+                return is_public_ip(IpAddr::V4(embedded));
             }
-            !(v6.is_unspecified()
-                || v6.is_loopback()
-                || v6.is_multicast()
-                || (s[0] & 0xfe00) == 0xfc00
-                || (s[0] & 0xffc0) == 0xfe80
-                || (s[0] & 0xffc0) == 0xfec0
-                || (s[0] == 0x2001 && s[1] == 0x0db8)
-                || s[..6].iter().all(|&x| x == 0))
+            // NAT64 well-known prefix 64:ff9b::/96 (RFC 6052): translated to the embedded
+            // IPv4 address by any NAT64 on the path.
+            if s[0] == 0x64 && s[1] == 0xff9b && s[2..6].iter().all(|&x| x == 0) {
+                return is_public_ip(IpAddr::V4(embedded));
+            }
+            let global_unicast = (s[0] & 0xe000) == 0x2000;
+            global_unicast
+                // 2001::/23 IETF protocol assignments, Teredo 2001::/32 among them.
+                && !(s[0] == 0x2001 && s[1] < 0x0200)
+                // 2001:db8::/32 documentation.
+                && !(s[0] == 0x2001 && s[1] == 0x0db8)
+                // 2002::/16 6to4.
+                && s[0] != 0x2002
+                // 3fff::/20 documentation (RFC 9637).
+                && !(s[0] == 0x3fff && s[1] < 0x1000)
         }
     }
 }
@@ -285,7 +299,10 @@ impl MetadataFetcher for HttpsFetcher {
                 "the host resolves to a non-public address".into(),
             ));
         }
+        // No proxy, whatever HTTPS_PROXY and friends say: a proxy would resolve the name
+        // itself and connect wherever that leads, defeating the check above.
         let client = reqwest::Client::builder()
+            .no_proxy()
             .https_only(true)
             .redirect(reqwest::redirect::Policy::none())
             .timeout(FETCH_TIMEOUT)
@@ -338,28 +355,71 @@ mod tests {
 
     #[test]
     fn public_addresses() {
-        for ip in ["8.8.8.8", "2606:4700::1111", "93.184.216.34"] {
+        for ip in [
+            "8.8.8.8",
+            "93.184.216.34",
+            "2606:4700::1111",
+            "2a00:1450:4001:80b::200e",
+            // Embeddings that name a public IPv4 address deterministically.
+            "::ffff:8.8.8.8",
+            "64:ff9b::808:808",
+        ] {
             assert!(is_public_ip(ip.parse().unwrap()), "{ip}");
         }
-        for ip in [
-            "127.0.0.1",
-            "10.0.0.1",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.169.254",
-            "100.64.0.1",
-            "0.0.0.0",
-            "255.255.255.255",
-            "::1",
-            "fd00::1",
-            "fe80::1",
-            "::ffff:127.0.0.1",
-            "64:ff9b::a00:1",
-            "2001:db8::1",
-            "::",
-        ] {
-            assert!(!is_public_ip(ip.parse().unwrap()), "{ip}");
-        }
+    }
+
+    /// One test per refused range: `refused!(test_name, range, address...)`.
+    macro_rules! refused {
+        ($($name:ident: $range:literal => [$($ip:literal),+];)+) => {
+            $(
+                #[test]
+                fn $name() {
+                    for ip in [$($ip),+] {
+                        assert!(!is_public_ip(ip.parse().unwrap()), "{}: {ip}", $range);
+                    }
+                }
+            )+
+        };
+    }
+
+    refused! {
+        refuses_v4_this_network_0_8: "IPv4 this network 0/8" => ["0.1.2.3"];
+        refuses_v4_unspecified: "IPv4 unspecified" => ["0.0.0.0"];
+        refuses_v4_private_10_8: "IPv4 private 10/8" => ["10.0.0.1"];
+        refuses_v4_shared_100_64_10: "IPv4 shared 100.64/10" => ["100.64.0.1", "100.127.255.254"];
+        refuses_v4_loopback_127_8: "IPv4 loopback 127/8" => ["127.0.0.1"];
+        refuses_v4_link_local_169_254_16: "IPv4 link-local 169.254/16" => ["169.254.169.254"];
+        refuses_v4_private_172_16_12: "IPv4 private 172.16/12" => ["172.16.0.1", "172.31.255.254"];
+        refuses_v4_ietf_assignments_192_0_0_24: "IPv4 IETF assignments 192.0.0/24" => ["192.0.0.8"];
+        refuses_v4_documentation_192_0_2_24: "IPv4 documentation 192.0.2/24" => ["192.0.2.1"];
+        refuses_v4_6to4_relay_anycast_192_88_99_24: "IPv4 6to4 relay anycast 192.88.99/24" => ["192.88.99.1"];
+        refuses_v4_private_192_168_16: "IPv4 private 192.168/16" => ["192.168.1.1"];
+        refuses_v4_benchmarking_198_18_15: "IPv4 benchmarking 198.18/15" => ["198.19.0.1"];
+        refuses_v4_documentation_198_51_100_24: "IPv4 documentation 198.51.100/24" => ["198.51.100.7"];
+        refuses_v4_documentation_203_0_113_24: "IPv4 documentation 203.0.113/24" => ["203.0.113.9"];
+        refuses_v4_multicast_224_4: "IPv4 multicast 224/4" => ["239.1.2.3"];
+        refuses_v4_reserved_240_4: "IPv4 reserved 240/4" => ["240.0.0.1"];
+        refuses_v4_broadcast: "IPv4 broadcast" => ["255.255.255.255"];
+        refuses_v6_unspecified: "IPv6 unspecified" => ["::"];
+        refuses_v6_loopback: "IPv6 loopback" => ["::1"];
+        refuses_v4_compatible_96: "IPv4-compatible ::/96" => ["::10.0.0.1", "::8.8.8.8"];
+        refuses_v4_mapped: "IPv4-mapped" => ["::ffff:127.0.0.1", "::ffff:10.1.2.3"];
+        refuses_siit_ffff_0_0_0_96: "SIIT ::ffff:0:0:0/96" => ["::ffff:0:808:808"];
+        refuses_nat64_64_ff9b_96: "NAT64 64:ff9b::/96" => ["64:ff9b::a00:1", "64:ff9b::7f00:1"];
+        refuses_nat64_local_use_64_ff9b_1_48: "NAT64 local-use 64:ff9b:1::/48" => ["64:ff9b:1::808:808"];
+        refuses_nat64_64_ff9b_32_outside_the_96: "NAT64 64:ff9b::/32 outside the /96" => ["64:ff9b:0:1::808:808"];
+        refuses_discard_only_100_64: "discard-only 100::/64" => ["100::1"];
+        refuses_teredo_2001_32: "Teredo 2001::/32" => ["2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001:0:a00:1::1"];
+        refuses_ietf_assignments_2001_23_benchmarking: "IETF assignments 2001::/23 (benchmarking)" => ["2001:2::1"];
+        refuses_ietf_assignments_2001_23_orchidv2: "IETF assignments 2001::/23 (ORCHIDv2)" => ["2001:20::1"];
+        refuses_documentation_2001_db8_32: "documentation 2001:db8::/32" => ["2001:db8::1"];
+        refuses_6to4_2002_16: "6to4 2002::/16" => ["2002:a00:1::1", "2002:808:808::1"];
+        refuses_documentation_3fff_20: "documentation 3fff::/20" => ["3fff::1"];
+        refuses_srv6_sids_5f00_16: "SRv6 SIDs 5f00::/16" => ["5f00::1"];
+        refuses_unique_local_fc00_7: "unique local fc00::/7" => ["fd00::1", "fc00::1"];
+        refuses_site_local_fec0_10: "site-local fec0::/10" => ["fec0::1"];
+        refuses_link_local_fe80_10: "link-local fe80::/10" => ["fe80::1"];
+        refuses_multicast_ff00_8: "multicast ff00::/8" => ["ff02::1"];
     }
 
     #[test]

@@ -62,8 +62,13 @@ impl Default for EmailCodePolicy {
 pub struct RegistrationPolicy {
     /// Registrations per client address per (clock) hour (20).
     pub per_address_per_hour: i64,
-    /// Registrations in total per (UTC) day (200).
+    /// Registrations per (UTC) day of clients that are never used (200): a client's slot is
+    /// given back the first time a consent issues it a code, and the purge frees the slots of
+    /// the ones it deletes, so the cap holds back throwaway registrations, not real clients.
     pub per_day: i64,
+    /// A client no consent has issued a code to is refused this long after registering, and
+    /// deleted by the next [`AuthServer::purge`](crate::AuthServer::purge) (1 hour).
+    pub unused_client_ttl: Duration,
     /// A client unused this long is gone (365 days).
     pub client_life: Duration,
 }
@@ -73,6 +78,7 @@ impl Default for RegistrationPolicy {
         Self {
             per_address_per_hour: 20,
             per_day: 200,
+            unused_client_ttl: Duration::from_secs(3600),
             client_life: Duration::from_secs(365 * 24 * 3600),
         }
     }

@@ -1,5 +1,6 @@
 //! `POST /oauth/register`: RFC 7591 dynamic registration of public clients, with the
-//! per-address and daily limits. Only `none` authentication, the code and refresh grants,
+//! per-address (IPv6 by /64) and daily limits; the daily one counts only clients never used
+//! (see `AuthServer::client_issued_code` and `AuthServer::purge`). Only `none` authentication, the code and refresh grants,
 //! the `code` response type and redirect URIs that `redirect` accepts.
 
 use serde_json::{Map, Value};
@@ -10,7 +11,11 @@ use crate::server::AuthServer;
 use crate::store::ClientRecord;
 
 const HOUR_MS: i64 = 3600 * 1000;
-const DAY_MS: i64 = 24 * HOUR_MS;
+pub(crate) const DAY_MS: i64 = 24 * HOUR_MS;
+/// The daily counter of never-used registrations ([`RegistrationPolicy::per_day`]).
+///
+/// [`RegistrationPolicy::per_day`]: crate::RegistrationPolicy
+pub(crate) const REGISTRATIONS_BUCKET: &str = "register:all";
 /// Redirect URIs one client may register.
 const MAX_REDIRECT_URIS: usize = 10;
 
@@ -117,7 +122,8 @@ impl AuthServer {
         let policy = &self.config.registration;
         let hour = Self::window(now, HOUR_MS);
         let day = Self::window(now, DAY_MS);
-        let address_bucket = format!("register:addr:{address}");
+        // An IPv6 client by its /64: one subscriber routinely holds a whole one.
+        let address_bucket = format!("register:addr:{}", crate::limit_key(address));
         let limited = || OAuthError::unavailable("Too many client registrations; try again later.");
         if !self
             .store
@@ -128,7 +134,7 @@ impl AuthServer {
         }
         if !self
             .store
-            .take_rate("register:all", day, policy.per_day)
+            .take_rate(REGISTRATIONS_BUCKET, day, policy.per_day)
             .await?
         {
             self.store.return_rate(&address_bucket, hour).await?;
@@ -144,6 +150,7 @@ impl AuthServer {
             registered_from: address.to_owned(),
             created_at: now,
             last_used_at: now,
+            first_used_at: None,
         };
         self.store.insert_client(&record).await?;
         tracing::info!(client_id = %record.client_id, "oauth client registered");

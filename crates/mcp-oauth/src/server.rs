@@ -16,6 +16,7 @@ use crate::directory::{AccountDirectory, ResourceDirectory};
 use crate::error::ConfigError;
 use crate::mail::Mailer;
 use crate::random::{self, OsRandom, RandomSource};
+use crate::register;
 use crate::store::{AccessRecord, Millis, OAuthStore, RefreshRecord, StoreError};
 
 /// The authorization server. Build it once, share it in an `Arc`, mount
@@ -108,11 +109,25 @@ impl AuthServer {
         &self.store
     }
 
-    /// Deletes what can no longer be used; returns the rows removed. Run it now and then.
+    /// Deletes what can no longer be used; returns the rows removed. Run it now and then
+    /// (every few minutes: it also deletes the clients never used within
+    /// [`RegistrationPolicy::unused_client_ttl`](crate::RegistrationPolicy) of registering and
+    /// gives their slots of the day's registration cap back).
     pub async fn purge(&self) -> Result<u64, StoreError> {
         let now = self.now();
         let cutoff = now - ms(self.config.registration.client_life);
-        self.store.purge(now, cutoff).await
+        let removed = self.store.purge(now, cutoff).await?;
+        let today = Self::window(now, register::DAY_MS);
+        let unused = self
+            .store
+            .purge_unused_clients(
+                now - ms(self.config.registration.unused_client_ttl),
+                register::REGISTRATIONS_BUCKET,
+                today,
+                today + register::DAY_MS,
+            )
+            .await?;
+        Ok(removed + unused)
     }
 
     pub(crate) fn now(&self) -> Millis {
@@ -164,6 +179,12 @@ impl AuthServer {
         if client.last_used_at + ms(self.config.registration.client_life) < now {
             return Ok(None);
         }
+        // Never used within its first hour: as good as purged, whenever the purge runs.
+        if client.first_used_at.is_none()
+            && client.created_at + ms(self.config.registration.unused_client_ttl) <= now
+        {
+            return Ok(None);
+        }
         Ok(Some(ClientInfo {
             client_id: client.client_id,
             client_name: client.client_name,
@@ -178,6 +199,23 @@ impl AuthServer {
             return Ok(());
         }
         self.store.touch_client(&client.client_id, self.now()).await
+    }
+
+    /// A consent issued `client` a code: its life restarts, and on its first use it becomes
+    /// a used client, whose slot in its registration day's cap is given back.
+    pub(crate) async fn client_issued_code(&self, client: &ClientInfo) -> Result<(), StoreError> {
+        if client.from_document {
+            return Ok(());
+        }
+        let now = self.now();
+        self.store.touch_client(&client.client_id, now).await?;
+        if let Some(registered) = self.store.first_use_client(&client.client_id, now).await? {
+            let day = Self::window(registered, register::DAY_MS);
+            self.store
+                .return_rate(register::REGISTRATIONS_BUCKET, day)
+                .await?;
+        }
+        Ok(())
     }
 
     /// A new random access/refresh pair for `grant_id`.

@@ -35,6 +35,7 @@ impl AuthServer {
                     value,
                 },
             ),
+            redirect_uri: Some(flow.pending.redirect_uri.clone()),
         }
     }
 
@@ -57,6 +58,7 @@ impl AuthServer {
                 &self.page_context(flow, offers),
                 &page::Step::Code { email, error },
             ),
+            redirect_uri: Some(flow.pending.redirect_uri.clone()),
         }
     }
 
@@ -81,7 +83,8 @@ impl AuthServer {
         let now = self.now();
         let policy = &self.config.email_code;
         let hour = Self::window(now, HOUR_MS);
-        let address_bucket = format!("code:addr:{address}");
+        // Shared with the product's own sign-in (Elixir's): keep the key's shape.
+        let address_bucket = format!("code:addr:{}", crate::limit_key(address));
         let email_bucket = format!("code:email:{}", sha256_hex(&email));
         let limited = "Too many codes were requested. Wait a while, then try again.";
         if !self

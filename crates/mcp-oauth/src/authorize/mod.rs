@@ -11,6 +11,7 @@ pub use code::{CONSENT_CODE, CodeCheck};
 
 use http::{HeaderMap, StatusCode};
 
+use crate::cimd;
 use crate::config::ms;
 use crate::crypto::{constant_time_eq, is_s256_challenge, sha256_hex};
 use crate::directory::{Account, Consent, Door};
@@ -38,6 +39,9 @@ pub(crate) enum Outcome {
     Page {
         status: StatusCode,
         html: String,
+        /// The flow's `redirect_uri` when the page carries the consent form: the page's
+        /// `form-action` must also allow where that form's 303 leads.
+        redirect_uri: Option<String>,
     },
     /// 303 to the client with the code; optionally signing the browser in.
     Redirect {
@@ -167,6 +171,7 @@ impl AuthServer {
         Outcome::Page {
             status: refusal.status,
             html: page::error_page(&self.config.service_name, refusal.title, &refusal.message),
+            redirect_uri: None,
         }
     }
 
@@ -240,6 +245,38 @@ impl AuthServer {
         })
     }
 
+    /// Whether resolving `client_id` may fetch its metadata document: enabled, URL-shaped and
+    /// past the checks done before any network traffic.
+    fn may_fetch_document(&self, client_id: &str) -> bool {
+        self.metadata.is_some()
+            && self.config.client_id_metadata_documents
+            && cimd::looks_like_url(client_id)
+            && cimd::check_client_id_url(client_id).is_ok()
+    }
+
+    /// Takes one of the consent flows `address` may start this hour (keyed on its
+    /// [`limit_key`](crate::limit_key): an IPv6 client by its /64), or the 429 page.
+    async fn take_flow(&self, address: &str) -> Result<(), Refusal> {
+        let hour = Self::window(self.now(), 3600 * 1000);
+        if self
+            .store
+            .take_rate(
+                &format!("flow:addr:{}", crate::limit_key(address)),
+                hour,
+                self.config.flows_per_address_per_hour,
+            )
+            .await?
+        {
+            return Ok(());
+        }
+        Err(refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many sign-in requests",
+            "Too many sign-in requests came from your network in the last hour. Wait a \
+             while, then start again from your app.",
+        ))
+    }
+
     /// The signed-in account of this browser, unless the flow must use the code.
     async fn session_account(&self, headers: &HeaderMap) -> Result<Option<Account>, Refusal> {
         let Some(account_id) = self.signed_in_account(headers).await? else {
@@ -261,23 +298,17 @@ impl AuthServer {
         address: &str,
     ) -> Result<Outcome, Refusal> {
         let params = Params::parse(query.as_bytes());
+        // Resolving a metadata-document client_id may fetch it from the network, so such a
+        // request takes the flow limit before it is resolved (a refused one fetches nothing)
+        // and keeps it whatever the outcome: otherwise distinct URLs would make this server
+        // fetch without limit. Other requests are checked first and count only when valid.
+        let may_fetch = self.may_fetch_document(params.get("client_id").unwrap_or(""));
+        if may_fetch {
+            self.take_flow(address).await?;
+        }
         let checked = self.check_request(&params).await?;
-        let hour = Self::window(self.now(), 3600 * 1000);
-        if !self
-            .store
-            .take_rate(
-                &format!("flow:addr:{address}"),
-                hour,
-                self.config.flows_per_address_per_hour,
-            )
-            .await?
-        {
-            return Err(refuse(
-                StatusCode::TOO_MANY_REQUESTS,
-                "Too many sign-in requests",
-                "Too many sign-in requests came from your network in the last hour. Wait a \
-                 while, then start again from your app.",
-            ));
+        if !may_fetch {
+            self.take_flow(address).await?;
         }
         let switch = params.get("switch") == Some("1");
         let account = if switch {
@@ -333,6 +364,7 @@ impl AuthServer {
         Ok(Outcome::Page {
             status: StatusCode::OK,
             html,
+            redirect_uri: Some(flow.pending.redirect_uri.clone()),
         })
     }
 
@@ -453,6 +485,7 @@ impl AuthServer {
                             flow.client.client_name
                         ),
                     ),
+                    redirect_uri: None,
                 })
             }
             _ => Err(bad_request("Unknown action.")),
@@ -485,6 +518,7 @@ impl AuthServer {
                         error: Some("Tick at least one capability, or Deny."),
                     },
                 ),
+                redirect_uri: Some(flow.pending.redirect_uri.clone()),
             });
         }
         self.issue_code(flow, &account, granted, false).await
@@ -545,7 +579,7 @@ impl AuthServer {
                 expires_at: now + ms(self.config.code_ttl),
             })
             .await?;
-        self.touch_client(&flow.client).await?;
+        self.client_issued_code(&flow.client).await?;
         let set_cookie = match sign_in {
             true => Some(self.sign_in(&account.id).await?),
             false => None,

@@ -41,6 +41,10 @@ pub struct ClientRecord {
     pub registered_from: String,
     pub created_at: Millis,
     pub last_used_at: Millis,
+    /// When a consent first issued it an authorization code; `None` while it never was (it
+    /// then holds one of its registration day's slots, and the purge deletes it after
+    /// [`RegistrationPolicy::unused_client_ttl`](crate::RegistrationPolicy)).
+    pub first_used_at: Option<Millis>,
 }
 
 /// An authorization request between the first page and its outcome.
@@ -183,6 +187,25 @@ pub trait OAuthStore: Send + Sync + 'static {
     async fn insert_client(&self, client: &ClientRecord) -> Result<(), StoreError>;
     async fn client(&self, client_id: &str) -> Result<Option<ClientRecord>, StoreError>;
     async fn touch_client(&self, client_id: &str, now: Millis) -> Result<(), StoreError>;
+    /// Records the client's first use at `now` unless it was used before: its registration
+    /// time (`created_at`) when this was its first use, `None` otherwise (or when unknown).
+    async fn first_use_client(
+        &self,
+        client_id: &str,
+        now: Millis,
+    ) -> Result<Option<Millis>, StoreError>;
+    /// Deletes the clients never used and registered at or before `cutoff`, and in the same
+    /// transaction sets the counter of `bucket` for the window `[window_start, window_end)`
+    /// (if it exists) to the never-used clients registered in that window: the slots of the
+    /// deleted ones, and of any whose first use did not give its slot back, are free again.
+    /// Returns the clients deleted.
+    async fn purge_unused_clients(
+        &self,
+        cutoff: Millis,
+        bucket: &str,
+        window_start: Millis,
+        window_end: Millis,
+    ) -> Result<u64, StoreError>;
 
     /// Adds one to the counter of `bucket` in the window starting at `window_start` unless it
     /// already reached `limit`; whether it was added.

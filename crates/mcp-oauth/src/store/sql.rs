@@ -47,8 +47,8 @@ fn parse_json_list(text: &str) -> Result<Vec<String>, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::Internal(format!("bad list column: {e}")))
 }
 
-pub(crate) const CLIENT_COLUMNS: &str =
-    "client_id, client_name, redirect_uris, grant_types, registered_from, created_at, last_used_at";
+pub(crate) const CLIENT_COLUMNS: &str = "client_id, client_name, redirect_uris, grant_types, \
+     registered_from, created_at, last_used_at, first_used_at";
 
 pub(crate) fn client(row: &impl Cols) -> Result<ClientRecord, StoreError> {
     Ok(ClientRecord {
@@ -59,6 +59,7 @@ pub(crate) fn client(row: &impl Cols) -> Result<ClientRecord, StoreError> {
         registered_from: row.text("registered_from")?,
         created_at: row.int("created_at")?,
         last_used_at: row.int("last_used_at")?,
+        first_used_at: row.opt_int("first_used_at")?,
     })
 }
 

@@ -36,20 +36,21 @@ macro_rules! oauth_sql_store {
                 }
 
                 async fn insert_client(&self, c: &ClientRecord) -> Result<(), StoreError> {
-                    sqlx::query(
-                        "INSERT INTO oauth_clients (client_id, client_name, redirect_uris, \
-                         grant_types, registered_from, created_at, last_used_at) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                    )
-                    .bind(&c.client_id)
-                    .bind(&c.client_name)
-                    .bind(sql::json_list(&c.redirect_uris))
-                    .bind(sql::json_list(&c.grant_types))
-                    .bind(&c.registered_from)
-                    .bind(c.created_at)
-                    .bind(c.last_used_at)
-                    .execute(&self.pool)
-                    .await?;
+                    let statement = format!(
+                        "INSERT INTO oauth_clients ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                        sql::CLIENT_COLUMNS
+                    );
+                    sqlx::query(&statement)
+                        .bind(&c.client_id)
+                        .bind(&c.client_name)
+                        .bind(sql::json_list(&c.redirect_uris))
+                        .bind(sql::json_list(&c.grant_types))
+                        .bind(&c.registered_from)
+                        .bind(c.created_at)
+                        .bind(c.last_used_at)
+                        .bind(c.first_used_at)
+                        .execute(&self.pool)
+                        .await?;
                     Ok(())
                 }
 
@@ -75,6 +76,51 @@ macro_rules! oauth_sql_store {
                     .execute(&self.pool)
                     .await?;
                     Ok(())
+                }
+
+                async fn first_use_client(
+                    &self,
+                    client_id: &str,
+                    now: Millis,
+                ) -> Result<Option<Millis>, StoreError> {
+                    let row = sqlx::query(
+                        "UPDATE oauth_clients SET first_used_at = $2 \
+                         WHERE client_id = $1 AND first_used_at IS NULL RETURNING created_at",
+                    )
+                    .bind(client_id)
+                    .bind(now)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                    row.map(|r| r.int("created_at")).transpose().map_err(Into::into)
+                }
+
+                async fn purge_unused_clients(
+                    &self,
+                    cutoff: Millis,
+                    bucket: &str,
+                    window_start: Millis,
+                    window_end: Millis,
+                ) -> Result<u64, StoreError> {
+                    let mut tx = self.begin_write().await?;
+                    let removed = sqlx::query(
+                        "DELETE FROM oauth_clients WHERE first_used_at IS NULL AND created_at <= $1",
+                    )
+                    .bind(cutoff)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                    sqlx::query(
+                        "UPDATE oauth_rate_counters SET hits = (SELECT COUNT(*) FROM oauth_clients \
+                         WHERE first_used_at IS NULL AND created_at >= $2 AND created_at < $3) \
+                         WHERE bucket = $1 AND window_start = $2",
+                    )
+                    .bind(bucket)
+                    .bind(window_start)
+                    .bind(window_end)
+                    .execute(&mut *tx)
+                    .await?;
+                    tx.commit().await?;
+                    Ok(removed)
                 }
 
                 async fn take_rate(

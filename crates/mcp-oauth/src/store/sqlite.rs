@@ -9,11 +9,18 @@ use sqlx::{Sqlite, Transaction};
 use super::sql_store::oauth_sql_store;
 use super::{DbOptions, StoreError};
 
-const MIGRATIONS: Embedded = Embedded(&[(
-    1_000_001,
-    "mcp-oauth init",
-    include_str!("../../migrations/sqlite/1000001_oauth.sql"),
-)]);
+const MIGRATIONS: Embedded = Embedded(&[
+    (
+        1_000_001,
+        "mcp-oauth init",
+        include_str!("../../migrations/sqlite/1000001_oauth.sql"),
+    ),
+    (
+        1_000_002,
+        "mcp-oauth client first use",
+        include_str!("../../migrations/sqlite/1000002_client_first_use.sql"),
+    ),
+]);
 
 /// The OAuth store on a SQLite file (or `sqlite::memory:`).
 #[derive(Debug, Clone)]

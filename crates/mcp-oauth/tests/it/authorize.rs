@@ -398,3 +398,84 @@ async fn n10_security_headers_on_every_consent_page(backend: Backend) {
     let _ = ISSUER;
 }
 on_both!(n10_security_headers_on_every_consent_page);
+
+/// The `form-action` of the page's CSP.
+fn form_action(r: &Resp) -> String {
+    let csp = r.header("content-security-policy").unwrap_or_default();
+    csp.split(';')
+        .map(str::trim)
+        .find(|d| d.starts_with("form-action "))
+        .unwrap_or_else(|| panic!("no form-action in {csp}"))
+        .to_owned()
+}
+
+/// Browsers apply `form-action` to the redirect after a form submission, so a page with the
+/// consent form allows `'self'` plus exactly its flow's redirect target: the origin of an
+/// http(s) redirect URI (with the port the request named, for loopback), the scheme of a
+/// private-use one. Pages without a flow allow `'self'` only.
+async fn n10_form_action_allows_only_the_flows_redirect_target(backend: Backend) {
+    let Some(h) = Harness::new(backend).await else {
+        return;
+    };
+    let client_id = h
+        .register(&[
+            "https://client.example/callback",
+            "http://127.0.0.1/callback",
+            "com.example.app:/cb",
+        ])
+        .await;
+    let request = |redirect_uri: &str| AuthRequest {
+        client_id: client_id.clone(),
+        redirect_uri: redirect_uri.into(),
+        resource: crate::harness::PERSON_DOOR.into(),
+        scope: None,
+        state: None,
+        verifier: "f".repeat(43),
+    };
+    for (redirect_uri, expected) in [
+        (
+            "https://client.example/callback",
+            "form-action 'self' https://client.example",
+        ),
+        (
+            "http://127.0.0.1:40123/callback",
+            "form-action 'self' http://127.0.0.1:40123",
+        ),
+        ("com.example.app:/cb", "form-action 'self' com.example.app:"),
+    ] {
+        let req = request(redirect_uri);
+        let first = h.open(&req, &[]).await;
+        assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+        let code_page = h.send_code(&first, "alice@example.com").await;
+        let wrong = h.enter_code(&code_page, "12345x", None).await;
+        let code = h.mailed_code("alice@example.com");
+        let done = h.enter_code(&code_page, &code, None).await;
+        assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
+        assert!(done.location().unwrap().starts_with(redirect_uri));
+        for r in [&first, &code_page, &wrong, &done] {
+            assert_eq!(form_action(r), expected, "{redirect_uri}");
+        }
+    }
+    // No flow, no redirect target: an error page, a refused POST, the decline notice.
+    let error = h.get("/oauth/authorize?client_id=nope", &[]).await;
+    let forbidden = h.post_page("request=x&csrf=y&action=send_code", &[]).await;
+    let page = h
+        .open(&request("https://client.example/callback"), &[])
+        .await;
+    let declined = h
+        .post_page(
+            &form(&[
+                ("request", &page.field("request")),
+                ("csrf", &page.field("csrf")),
+                ("action", "deny"),
+            ]),
+            &[],
+        )
+        .await;
+    assert!(declined.body.contains("Connection declined"));
+    for r in [&error, &forbidden, &declined] {
+        assert_eq!(form_action(r), "form-action 'self'", "{}", r.body);
+        assert_page_headers(r);
+    }
+}
+on_both!(n10_form_action_allows_only_the_flows_redirect_target);

@@ -4,6 +4,7 @@
 use http::StatusCode;
 
 use crate::harness::{AuthRequest, Backend, Harness, PERSON_DOOR};
+use crate::on_both;
 
 const CLIENT_URL: &str = "https://app.example/oauth/client.json";
 
@@ -99,3 +100,46 @@ async fn documents_are_ignored_when_disabled() {
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     assert!(h.fetcher.fetches.lock().unwrap().is_empty());
 }
+
+/// Resolving a metadata-document `client_id` may fetch it, so it takes the per-address flow
+/// limit first: distinct URLs cannot make the server fetch without limit, and a request
+/// refused by the limit fetches nothing. URLs refused before any network traffic do not count.
+async fn document_fetches_take_the_flow_limit_first(backend: Backend) {
+    let Some(h) = Harness::with(backend, |c| c.flows_per_address_per_hour = 3).await else {
+        return;
+    };
+    let from = [("x-test-addr", "198.51.100.30")];
+    let fetches = || h.fetcher.fetches.lock().unwrap().len();
+    // Refused before any fetch: neither fetched nor counted.
+    for url in ["https://10.0.0.8/client.json", "http://app.example/c.json"] {
+        let r = h.open(&request(url), &from).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{url}");
+    }
+    assert_eq!(fetches(), 0);
+    // Three distinct URLs with no document: each is fetched (and fails) and counts.
+    for i in 0..3 {
+        let url = format!("https://app{i}.example/client.json");
+        let r = h.open(&request(&url), &from).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    }
+    assert_eq!(fetches(), 3);
+    // The fourth is refused by the limit and fetches nothing, nor does a good document.
+    h.fetcher
+        .documents
+        .lock()
+        .unwrap()
+        .insert(CLIENT_URL.into(), document(CLIENT_URL));
+    for url in ["https://app3.example/client.json", CLIENT_URL] {
+        let r = h.open(&request(url), &from).await;
+        assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS, "{url}: {}", r.body);
+        assert!(r.location().is_none());
+    }
+    assert_eq!(fetches(), 3);
+    // Another address (another /64 for IPv6) is not affected.
+    let r = h
+        .open(&request(CLIENT_URL), &[("x-test-addr", "2001:db8:5:6::1")])
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(fetches(), 4);
+}
+on_both!(document_fetches_take_the_flow_limit_first);

@@ -1,10 +1,11 @@
 //! The email one-time code (tests 11–14).
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use http::StatusCode;
 
-use crate::harness::{Backend, Harness, form};
+use crate::harness::{Backend, Harness, form, verify_form};
 use crate::on_both;
 
 async fn n11_five_wrong_codes_kill_the_flow(backend: Backend) {
@@ -58,6 +59,96 @@ async fn n11_five_wrong_codes_kill_the_flow(backend: Backend) {
     assert_eq!(done.status, StatusCode::SEE_OTHER);
 }
 on_both!(n11_five_wrong_codes_kill_the_flow);
+
+/// 200 guesses at one flow's code, released at once on a multi-thread runtime, the right
+/// code among them (#100): no more than five are compared, none past the limit gets a code,
+/// and every refusal past the limit is the same page.
+async fn n11_parallel_guesses_never_outnumber_the_limit(backend: Backend) {
+    const GUESSES: usize = 200;
+    const RIGHT_AT: usize = 100;
+    let Some(h) = Harness::new(backend).await else {
+        return;
+    };
+    let max = h.server.config().email_code.max_attempts;
+    let req = h.client_request().await;
+    let page = h.open(&req, &[]).await;
+    let code_page = h.send_code(&page, "alice@example.com").await;
+    let code = h.mailed_code("alice@example.com");
+    let wrong = if code == "111111" { "222222" } else { "111111" };
+    let barrier = Arc::new(tokio::sync::Barrier::new(GUESSES));
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..GUESSES {
+        let typed = if i == RIGHT_AT { code.as_str() } else { wrong };
+        let request = h.post_page_owned(verify_form(&code_page, typed, None));
+        let barrier = barrier.clone();
+        tasks.spawn(async move {
+            barrier.wait().await;
+            (i, request.await)
+        });
+    }
+    let started = Instant::now();
+    let answers = tasks.join_all().await;
+    let elapsed = started.elapsed();
+    let not_right: Vec<_> = answers
+        .iter()
+        .filter(|(_, r)| r.body.contains("That code is not right"))
+        .collect();
+    let redirects: Vec<_> = answers
+        .iter()
+        .filter(|(_, r)| r.status == StatusCode::SEE_OTHER || r.location().is_some())
+        .collect();
+    // Admitted = compared: the "not right" answers, any 303, and (when the limit was
+    // reached) the wrong guess that used up the last attempt, whose answer is by design the
+    // same page as every refusal after it.
+    let pending_id = code_page.field("request");
+    let stored = h
+        .server
+        .store()
+        .email_code(&pending_id)
+        .await
+        .unwrap()
+        .unwrap();
+    eprintln!(
+        "burst of {GUESSES}: {} \"not right\", {} redirect, {} attempts stored, {elapsed:?}",
+        not_right.len(),
+        redirects.len(),
+        stored.attempts
+    );
+    assert!(redirects.len() <= 1);
+    assert!((not_right.len() + redirects.len()) as i64 <= max);
+    if let Some((i, _)) = redirects.first() {
+        // The right code won a slot before the limit: it alone is the 303, and nothing was
+        // reserved after it (the code is spent and the flow ended).
+        assert_eq!(*i, RIGHT_AT);
+        assert_eq!(stored.attempts, not_right.len() as i64 + 1);
+    } else {
+        // The usual outcome: five wrong guesses used the attempts up, the right code was
+        // never compared, and every answer from the fifth on reads exactly alike.
+        assert_eq!(not_right.len() as i64, max - 1);
+        assert_eq!(stored.attempts, max);
+        let refused: Vec<_> = answers
+            .iter()
+            .filter(|(_, r)| !r.body.contains("That code is not right"))
+            .map(|(_, r)| r)
+            .collect();
+        assert_eq!(refused.len(), GUESSES - (max as usize - 1));
+        let first = refused[0];
+        assert_eq!(first.status, StatusCode::FORBIDDEN);
+        assert!(
+            first.body.contains("Too many wrong codes"),
+            "{}",
+            first.body
+        );
+        for r in &refused {
+            assert_eq!((r.status, &r.body), (first.status, &first.body));
+            assert!(r.location().is_none());
+        }
+        // Afterwards the right code is still refused alike.
+        let r = h.enter_code(&code_page, &code, None).await;
+        assert_eq!((r.status, &r.body), (first.status, &first.body));
+    }
+}
+on_both!(n11_parallel_guesses_never_outnumber_the_limit, multi_thread);
 
 async fn n12_expired_reused_or_other_flow_code_fails(backend: Backend) {
     let Some(h) = Harness::new(backend).await else {
@@ -193,8 +284,9 @@ async fn n14_code_sending_rate_limited(backend: Backend) {
     assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS);
     assert!(h.mails_to("person99@example.com").is_empty());
 
-    // The next hour both limits reset.
+    // The next hour both limits reset (a new client: one never used is gone after an hour).
     h.advance_secs(3600);
+    let req = h.client_request().await;
     let page = h.open(&req, &[]).await;
     assert_eq!(
         h.send_code(&page, "bob@example.com").await.status,

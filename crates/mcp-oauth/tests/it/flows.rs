@@ -284,7 +284,9 @@ async fn consent_flows_per_address_are_capped_per_hour(backend: Backend) {
         h.open(&req, &from("198.51.100.8")).await.status,
         StatusCode::OK
     );
+    // The next hour (a new client: one never used is gone after an hour).
     h.advance_secs(3600);
+    let req = h.client_request().await;
     assert_eq!(
         h.open(&req, &from("198.51.100.7")).await.status,
         StatusCode::OK

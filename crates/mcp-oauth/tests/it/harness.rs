@@ -64,6 +64,19 @@ macro_rules! on_both {
             }
         }
     };
+    // On a multi-thread runtime, for tests whose requests must really run in parallel.
+    ($name:ident, multi_thread) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn sqlite() {
+                super::$name($crate::harness::Backend::Sqlite).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn postgres() {
+                super::$name($crate::harness::Backend::Postgres).await
+            }
+        }
+    };
 }
 
 /// The product's doors: `/mcp` for any account; `/a/<id>/mcp` (8–16 of [a-z0-9]) is a door
@@ -544,24 +557,21 @@ impl Harness {
 
     /// Posts the code step of `page` with `code` and these ticks (`None`: the page's own).
     pub async fn enter_code(&self, page: &Resp, code: &str, ticks: Option<&[&str]>) -> Resp {
-        let mut pairs = vec![
-            ("request".to_owned(), page.field("request")),
-            ("csrf".to_owned(), page.field("csrf")),
-            ("action".to_owned(), "verify".to_owned()),
-            ("code".to_owned(), code.to_owned()),
-            ("consent".to_owned(), "1".to_owned()),
-        ];
-        for scope in ticks.map_or_else(
-            || ticked(page),
-            |t| t.iter().map(|s| s.to_string()).collect(),
-        ) {
-            pairs.push(("scope".into(), scope));
+        self.post_page(&verify_form(page, code, ticks), &[]).await
+    }
+
+    /// A consent-page POST of `body` that owns what it needs, so it can be spawned.
+    pub fn post_page_owned(&self, body: String) -> impl Future<Output = Resp> + Send + 'static {
+        let router = self.router.clone();
+        async move {
+            let headers = [
+                ("content-type", "application/x-www-form-urlencoded"),
+                ("origin", ISSUER),
+                ("sec-fetch-site", "same-origin"),
+                ("x-test-addr", "198.51.100.7"),
+            ];
+            send(&router, "POST", "/oauth/authorize", &headers, &body).await
         }
-        let refs: Vec<(&str, &str)> = pairs
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect();
-        self.post_page(&form(&refs), &[]).await
     }
 
     /// The newest code mailed to `email`, read from the outbox's `.eml` files.
@@ -639,6 +649,28 @@ impl Harness {
         ])
         .await
     }
+}
+
+/// The form the code step of `page` posts with `code` and these ticks (`None`: the page's own).
+pub fn verify_form(page: &Resp, code: &str, ticks: Option<&[&str]>) -> String {
+    let mut pairs = vec![
+        ("request".to_owned(), page.field("request")),
+        ("csrf".to_owned(), page.field("csrf")),
+        ("action".to_owned(), "verify".to_owned()),
+        ("code".to_owned(), code.to_owned()),
+        ("consent".to_owned(), "1".to_owned()),
+    ];
+    for scope in ticks.map_or_else(
+        || ticked(page),
+        |t| t.iter().map(|s| s.to_string()).collect(),
+    ) {
+        pairs.push(("scope".into(), scope));
+    }
+    let refs: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    form(&refs)
 }
 
 pub fn tokens_of(r: &Resp) -> Tokens {

@@ -47,7 +47,10 @@ async fn shares_the_migrations_table_with_a_product_on_sqlite() {
             .fetch_all(&pool)
             .await
             .unwrap();
-    assert_eq!(versions, [1, 2, MIGRATION_VERSION_BASE + 1]);
+    assert_eq!(
+        versions,
+        [1, 2, MIGRATION_VERSION_BASE + 1, MIGRATION_VERSION_BASE + 2]
+    );
 }
 
 #[tokio::test]
@@ -65,5 +68,8 @@ async fn shares_the_migrations_table_with_a_product_on_postgres() {
             .fetch_all(&pool)
             .await
             .unwrap();
-    assert_eq!(versions, [1, 2, MIGRATION_VERSION_BASE + 1]);
+    assert_eq!(
+        versions,
+        [1, 2, MIGRATION_VERSION_BASE + 1, MIGRATION_VERSION_BASE + 2]
+    );
 }

@@ -40,6 +40,66 @@ async fn n15_code_replay_revokes_tokens(backend: Backend) {
 }
 on_both!(n15_code_replay_revokes_tokens);
 
+/// Two parallel exchanges of one code (a client retrying after a timeout, on two instances):
+/// RFC 6749 §4.1.2's replay rule applies. Usually one answer is 200 and the other
+/// `invalid_grant`, and the loser's replay has revoked the winner's grant, so its tokens are
+/// refused; when the loser lands between the winner's redemption and its grant, both are
+/// `invalid_grant` and no grant is made. Either way no working connection is left and the
+/// client must authorize again, which works.
+async fn n15_parallel_code_exchanges_leave_no_working_grant(backend: Backend) {
+    let Some(h) = Harness::new(backend).await else {
+        return;
+    };
+    let req = h.client_request().await;
+    let code = h.code_for(&req, "alice@example.com", None).await;
+    let twin = Harness::router_of(&h.instance().await);
+    let body = crate::harness::form(&[
+        ("grant_type", "authorization_code"),
+        ("code", &code),
+        ("client_id", &req.client_id),
+        ("redirect_uri", &req.redirect_uri),
+        ("code_verifier", &req.verifier),
+        ("resource", &req.resource),
+    ]);
+    let (a, b) = tokio::join!(
+        h.request_to(&h.router, "POST", "/oauth/token", &body),
+        h.request_to(&twin, "POST", "/oauth/token", &body)
+    );
+    let answers = [&a, &b];
+    let winners: Vec<_> = answers
+        .iter()
+        .filter(|r| r.status == StatusCode::OK)
+        .collect();
+    assert!(winners.len() <= 1, "{} / {}", a.body, b.body);
+    for loser in answers.iter().filter(|r| r.status != StatusCode::OK) {
+        assert_error(loser, "invalid_grant");
+    }
+    if let Some(winner) = winners.first() {
+        let winner = tokens_of(winner);
+        assert!(matches!(
+            h.server
+                .verify_access_token(&winner.access, PERSON_DOOR)
+                .await,
+            Err(TokenError::Revoked { .. })
+        ));
+        assert_error(&h.refresh(&req, &winner.refresh).await, "invalid_grant");
+    }
+    let live = h.server.connections("acc-alice").await.unwrap();
+    assert!(
+        live.iter().all(|c| c.client_id != req.client_id),
+        "{live:?}"
+    );
+    // The way back: a new authorization.
+    let tokens = h.tokens(&req, "alice@example.com", None).await;
+    assert!(
+        h.server
+            .verify_access_token(&tokens.access, PERSON_DOOR)
+            .await
+            .is_ok()
+    );
+}
+on_both!(n15_parallel_code_exchanges_leave_no_working_grant);
+
 async fn n16_code_older_than_300s_invalid_grant(backend: Backend) {
     let Some(h) = Harness::new(backend).await else {
         return;
