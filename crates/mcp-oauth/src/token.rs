@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use crate::cimd;
 use crate::config::ms;
 use crate::crypto::{pkce_s256_matches, sha256_hex};
 use crate::error::OAuthError;
@@ -80,6 +81,16 @@ impl AuthServer {
             ));
         }
         let client_id = params.require("client_id")?;
+        if cimd::looks_like_url(client_id)
+            && !self.issued_to(&params, grant_type, client_id).await?
+        {
+            // Checked before the document is resolved: a token request can make the server
+            // fetch a client's document only with a code or refresh token that a consent
+            // (which the per-address flow limit meters) issued to that very client.
+            return Err(OAuthError::invalid_grant(
+                "The code or refresh token was not issued to this client.",
+            ));
+        }
         let client = self
             .client_info(client_id)
             .await?
@@ -91,6 +102,31 @@ impl AuthServer {
         };
         self.touch_client(&client).await?;
         Ok(response)
+    }
+
+    /// Whether the request's code (or refresh token) was issued to `client_id`; nothing is
+    /// spent.
+    async fn issued_to(
+        &self,
+        params: &Params,
+        grant_type: &str,
+        client_id: &str,
+    ) -> Result<bool, OAuthError> {
+        let owner = if grant_type == "authorization_code" {
+            let code = params.require("code")?;
+            self.store.auth_code_client(&sha256_hex(code)).await?
+        } else {
+            let presented = params.require("refresh_token")?;
+            match self.store.refresh_token(&sha256_hex(presented)).await? {
+                Some(record) => self
+                    .store
+                    .grant(&record.grant_id)
+                    .await?
+                    .map(|g| g.client_id),
+                None => None,
+            }
+        };
+        Ok(owner.as_deref() == Some(client_id))
     }
 
     async fn redeem_code(

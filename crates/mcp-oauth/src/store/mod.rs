@@ -246,6 +246,8 @@ pub trait OAuthStore: Send + Sync + 'static {
     async fn delete_session(&self, id_hash: &str) -> Result<(), StoreError>;
 
     async fn insert_auth_code(&self, code: &AuthCodeRecord) -> Result<(), StoreError>;
+    /// The client a code was issued to, without spending it (`None`: no such code).
+    async fn auth_code_client(&self, code_hash: &str) -> Result<Option<String>, StoreError>;
     /// Spends a code on its first presentation; marks later ones as replays.
     async fn consume_auth_code(&self, code_hash: &str, now: Millis) -> Result<CodeUse, StoreError>;
 

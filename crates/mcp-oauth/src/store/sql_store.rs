@@ -338,6 +338,15 @@ macro_rules! oauth_sql_store {
                     Ok(())
                 }
 
+                async fn auth_code_client(&self, code_hash: &str) -> Result<Option<String>, StoreError> {
+                    Ok(sqlx::query_scalar(
+                        "SELECT client_id FROM oauth_auth_codes WHERE code_hash = $1",
+                    )
+                    .bind(code_hash)
+                    .fetch_optional(&self.pool)
+                    .await?)
+                }
+
                 async fn consume_auth_code(&self, code_hash: &str, now: Millis) -> Result<CodeUse, StoreError> {
                     let mut tx = self.begin_write().await?;
                     let statement = format!(

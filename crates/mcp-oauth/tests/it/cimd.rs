@@ -143,3 +143,54 @@ async fn document_fetches_take_the_flow_limit_first(backend: Backend) {
     assert_eq!(fetches(), 4);
 }
 on_both!(document_fetches_take_the_flow_limit_first);
+
+/// The token endpoint resolves a document client only for a code or refresh token issued to
+/// it: token requests naming distinct document URLs fetch nothing.
+async fn token_requests_fetch_only_for_their_own_client(backend: Backend) {
+    let Some(h) = Harness::new(backend).await else {
+        return;
+    };
+    let fetches = || h.fetcher.fetches.lock().unwrap().len();
+    for i in 0..50 {
+        let url = format!("https://app{i}.example/client.json");
+        let (grant_type, secret) = match i % 2 {
+            0 => ("authorization_code", "code"),
+            _ => ("refresh_token", "refresh_token"),
+        };
+        let r = h
+            .post_token(&[
+                ("grant_type", grant_type),
+                ("client_id", &url),
+                (secret, &format!("made-up-{i}")),
+                ("redirect_uri", "https://client.example/callback"),
+                ("code_verifier", &"v".repeat(43)),
+            ])
+            .await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+        assert_eq!(r.error_code(), "invalid_grant");
+    }
+    assert_eq!(fetches(), 0);
+    // The client's own code and refresh token still work, through one fetch.
+    h.fetcher
+        .documents
+        .lock()
+        .unwrap()
+        .insert(CLIENT_URL.into(), document(CLIENT_URL));
+    let req = request(CLIENT_URL);
+    let tokens = h.tokens(&req, "alice@example.com", None).await;
+    assert_eq!(
+        h.refresh(&req, &tokens.refresh).await.status,
+        StatusCode::OK
+    );
+    // A real code presented under another document URL: refused, nothing fetched or spent.
+    let code = h.code_for(&req, "alice@example.com", None).await;
+    let before = fetches();
+    let mut other = request("https://app99.example/client.json");
+    other.redirect_uri = req.redirect_uri.clone();
+    other.verifier = req.verifier.clone();
+    let r = h.exchange(&other, &code).await;
+    assert_eq!(r.error_code(), "invalid_grant", "{}", r.body);
+    assert_eq!(fetches(), before);
+    assert_eq!(h.exchange(&req, &code).await.status, StatusCode::OK);
+}
+on_both!(token_requests_fetch_only_for_their_own_client);
