@@ -19,6 +19,14 @@ pub trait Cols {
     fn opt_int(&self, col: &str) -> Result<Option<i64>, DbFailure>;
     /// A non-null boolean column.
     fn flag(&self, col: &str) -> Result<bool, DbFailure>;
+    /// A non-null floating-point column (DOUBLE PRECISION on PostgreSQL, REAL on SQLite).
+    fn float(&self, col: &str) -> Result<f64, DbFailure>;
+    /// A nullable floating-point column.
+    fn opt_float(&self, col: &str) -> Result<Option<f64>, DbFailure>;
+    /// A non-null binary column (BYTEA on PostgreSQL, BLOB on SQLite).
+    fn bytes(&self, col: &str) -> Result<Vec<u8>, DbFailure>;
+    /// A nullable binary column.
+    fn opt_bytes(&self, col: &str) -> Result<Option<Vec<u8>>, DbFailure>;
 
     /// A non-null uuid stored as TEXT.
     fn uuid(&self, col: &str) -> Result<Uuid, DbFailure> {
@@ -37,6 +45,8 @@ where
     for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
     for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
     for<'r> bool: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> f64: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> Vec<u8>: Decode<'r, R::Database> + Type<R::Database>,
 {
     fn text(&self, col: &str) -> Result<String, DbFailure> {
         Ok(self.try_get(col)?)
@@ -51,6 +61,18 @@ where
         Ok(self.try_get(col)?)
     }
     fn flag(&self, col: &str) -> Result<bool, DbFailure> {
+        Ok(self.try_get(col)?)
+    }
+    fn float(&self, col: &str) -> Result<f64, DbFailure> {
+        Ok(self.try_get(col)?)
+    }
+    fn opt_float(&self, col: &str) -> Result<Option<f64>, DbFailure> {
+        Ok(self.try_get(col)?)
+    }
+    fn bytes(&self, col: &str) -> Result<Vec<u8>, DbFailure> {
+        Ok(self.try_get(col)?)
+    }
+    fn opt_bytes(&self, col: &str) -> Result<Option<Vec<u8>>, DbFailure> {
         Ok(self.try_get(col)?)
     }
 }

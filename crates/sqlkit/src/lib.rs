@@ -1,17 +1,20 @@
 //! sqlkit: the sqlx plumbing every product store shares, so it exists once. It owns the
 //! classification of `sqlx::Error` ([`DbFailure`]), embedded migrations ([`Embedded`]), typed
-//! column access ([`Cols`]) and opening SQLite and PostgreSQL pools ([`open_sqlite`],
-//! [`open_postgres`]). Statements, schemas, row types and each product's `StoreError` stay in
+//! column access ([`Cols`]), opening SQLite and PostgreSQL pools ([`open_sqlite`],
+//! [`open_postgres`]) and the one database handle every store runs its statements through
+//! ([`Db`], [`Tx`], [`Row`], [`sql`]), so a store is plain Rust with each statement once. Statements, schemas, row types and each product's `StoreError` stay in
 //! the products.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod cols;
+mod db;
 mod failure;
 mod migrate;
 mod pool;
 
 pub use cols::Cols;
+pub use db::{Arg, Backend, Db, Done, Row, Runner, Statement, Tx, backend_of, sql};
 pub use failure::DbFailure;
 pub use migrate::Embedded;
 pub use pool::{PoolSettings, open_postgres, open_sqlite};

@@ -1,0 +1,650 @@
+//! One database handle for both backends, so a product store is plain Rust with each
+//! statement written once: [`Db`] (a pool), [`Tx`] (a transaction), [`Row`] (read with
+//! [`Cols`]) and [`Statement`] (SQL text and its arguments, built with [`sql`]). SQLite
+//! accepts PostgreSQL's `$n` placeholders, `ON CONFLICT … DO UPDATE … WHERE` and
+//! `RETURNING`, so the backends differ only where their SQL does: how a write transaction
+//! begins (here) and whatever a store chooses by [`Db::backend`].
+//!
+//! Why an enum and not a trait generic over `sqlx::Database`: Rust does not carry a trait's
+//! `where` clauses to its users, so generic store code would restate the executor, argument
+//! and encode bounds of every bound type on every `impl`. Here those bounds are stated once,
+//! in [`bind_all`], and a store names no sqlx type at all.
+
+use std::borrow::Cow;
+
+use sqlx::postgres::{PgPool, PgRow};
+use sqlx::query::Query;
+use sqlx::sqlite::{SqlitePool, SqliteRow};
+use sqlx::{Database, Encode, Postgres, Sqlite, Transaction, Type};
+use uuid::Uuid;
+
+use crate::{Cols, DbFailure, Embedded, PoolSettings, open_postgres, open_sqlite};
+
+/// Which database a [`Db`] or [`Tx`] talks to, for the few statements whose SQL differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A pool of either backend. Cloning is cheap (the pool is shared).
+#[derive(Debug, Clone)]
+pub enum Db {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// A transaction of either backend; dropped without [`Tx::commit`], it rolls back.
+#[derive(Debug)]
+pub enum Tx {
+    Sqlite(Transaction<'static, Sqlite>),
+    Postgres(Transaction<'static, Postgres>),
+}
+
+/// A result row of either backend; its columns are read with [`Cols`].
+pub enum Row {
+    Sqlite(SqliteRow),
+    Postgres(PgRow),
+}
+
+/// One bound argument. Uuids are bound as TEXT on both backends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arg {
+    Int(Option<i64>),
+    Text(Option<String>),
+    Flag(Option<bool>),
+    Float(Option<f64>),
+    Bytes(Option<Vec<u8>>),
+}
+
+/// What a statement that returns no rows did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Done {
+    rows_affected: u64,
+}
+
+impl Done {
+    /// How many rows the statement inserted, updated or deleted.
+    pub fn rows_affected(&self) -> u64 {
+        self.rows_affected
+    }
+}
+
+/// SQL text and its arguments, in `$1, $2, …` order.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use = "a statement does nothing until it is executed or fetched"]
+pub struct Statement {
+    text: Cow<'static, str>,
+    args: Vec<Arg>,
+}
+
+/// A statement of `text` with no arguments yet: `sql("… $1").bind(x).execute(&db)`.
+pub fn sql(text: impl Into<Cow<'static, str>>) -> Statement {
+    Statement {
+        text: text.into(),
+        args: Vec::new(),
+    }
+}
+
+impl Statement {
+    /// Binds the next `$n`.
+    pub fn bind(mut self, value: impl Into<Arg>) -> Self {
+        self.args.push(value.into());
+        self
+    }
+
+    /// Runs it on a pool (`&db`) or in a transaction (`&mut tx`).
+    pub async fn execute(self, on: impl Runner) -> Result<Done, DbFailure> {
+        on.execute(self).await
+    }
+
+    /// The first row, if any.
+    pub async fn fetch_optional(self, on: impl Runner) -> Result<Option<Row>, DbFailure> {
+        on.fetch_optional(self).await
+    }
+
+    /// The first row; none is [`DbFailure::NotFound`].
+    pub async fn fetch_one(self, on: impl Runner) -> Result<Row, DbFailure> {
+        on.fetch_optional(self).await?.ok_or(DbFailure::NotFound)
+    }
+
+    /// Every row.
+    pub async fn fetch_all(self, on: impl Runner) -> Result<Vec<Row>, DbFailure> {
+        on.fetch_all(self).await
+    }
+
+    /// The SQL text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+/// Where a [`Statement`] runs: `&Db` (a pooled connection per statement) or `&mut Tx`.
+pub trait Runner: Send {
+    fn execute(self, statement: Statement) -> impl Future<Output = Result<Done, DbFailure>> + Send;
+    fn fetch_optional(
+        self,
+        statement: Statement,
+    ) -> impl Future<Output = Result<Option<Row>, DbFailure>> + Send;
+    fn fetch_all(
+        self,
+        statement: Statement,
+    ) -> impl Future<Output = Result<Vec<Row>, DbFailure>> + Send;
+}
+
+/// The sqlx query of a statement, on any backend that takes the argument types of [`Arg`].
+/// The sqlx bounds of the whole layer live in this one `where` clause.
+fn bind_all<'q, DB>(statement: &'q Statement) -> Query<'q, DB, <DB as Database>::Arguments<'q>>
+where
+    DB: Database,
+    Option<i64>: Encode<'q, DB> + Type<DB>,
+    Option<&'q str>: Encode<'q, DB> + Type<DB>,
+    Option<bool>: Encode<'q, DB> + Type<DB>,
+    Option<f64>: Encode<'q, DB> + Type<DB>,
+    Option<&'q [u8]>: Encode<'q, DB> + Type<DB>,
+{
+    statement
+        .args
+        .iter()
+        .fold(sqlx::query(&statement.text), |query, arg| match arg {
+            Arg::Int(v) => query.bind(*v),
+            Arg::Text(v) => query.bind(v.as_deref()),
+            Arg::Flag(v) => query.bind(*v),
+            Arg::Float(v) => query.bind(*v),
+            Arg::Bytes(v) => query.bind(v.as_deref()),
+        })
+}
+
+impl Runner for &Db {
+    async fn execute(self, s: Statement) -> Result<Done, DbFailure> {
+        let done = match self {
+            Db::Sqlite(pool) => bind_all::<Sqlite>(&s).execute(pool).await?.rows_affected(),
+            Db::Postgres(pool) => bind_all::<Postgres>(&s)
+                .execute(pool)
+                .await?
+                .rows_affected(),
+        };
+        Ok(Done {
+            rows_affected: done,
+        })
+    }
+
+    async fn fetch_optional(self, s: Statement) -> Result<Option<Row>, DbFailure> {
+        Ok(match self {
+            Db::Sqlite(pool) => bind_all::<Sqlite>(&s)
+                .fetch_optional(pool)
+                .await?
+                .map(Row::Sqlite),
+            Db::Postgres(pool) => bind_all::<Postgres>(&s)
+                .fetch_optional(pool)
+                .await?
+                .map(Row::Postgres),
+        })
+    }
+
+    async fn fetch_all(self, s: Statement) -> Result<Vec<Row>, DbFailure> {
+        Ok(match self {
+            Db::Sqlite(pool) => rows(bind_all::<Sqlite>(&s).fetch_all(pool).await?, Row::Sqlite),
+            Db::Postgres(pool) => rows(
+                bind_all::<Postgres>(&s).fetch_all(pool).await?,
+                Row::Postgres,
+            ),
+        })
+    }
+}
+
+impl Runner for &mut Tx {
+    async fn execute(self, s: Statement) -> Result<Done, DbFailure> {
+        let done = match self {
+            Tx::Sqlite(tx) => bind_all::<Sqlite>(&s)
+                .execute(&mut **tx)
+                .await?
+                .rows_affected(),
+            Tx::Postgres(tx) => bind_all::<Postgres>(&s)
+                .execute(&mut **tx)
+                .await?
+                .rows_affected(),
+        };
+        Ok(Done {
+            rows_affected: done,
+        })
+    }
+
+    async fn fetch_optional(self, s: Statement) -> Result<Option<Row>, DbFailure> {
+        Ok(match self {
+            Tx::Sqlite(tx) => bind_all::<Sqlite>(&s)
+                .fetch_optional(&mut **tx)
+                .await?
+                .map(Row::Sqlite),
+            Tx::Postgres(tx) => bind_all::<Postgres>(&s)
+                .fetch_optional(&mut **tx)
+                .await?
+                .map(Row::Postgres),
+        })
+    }
+
+    async fn fetch_all(self, s: Statement) -> Result<Vec<Row>, DbFailure> {
+        Ok(match self {
+            Tx::Sqlite(tx) => rows(
+                bind_all::<Sqlite>(&s).fetch_all(&mut **tx).await?,
+                Row::Sqlite,
+            ),
+            Tx::Postgres(tx) => rows(
+                bind_all::<Postgres>(&s).fetch_all(&mut **tx).await?,
+                Row::Postgres,
+            ),
+        })
+    }
+}
+
+fn rows<R>(raw: Vec<R>, wrap: fn(R) -> Row) -> Vec<Row> {
+    raw.into_iter().map(wrap).collect()
+}
+
+impl std::fmt::Debug for Row {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Row::Sqlite(_) => "Row::Sqlite",
+            Row::Postgres(_) => "Row::Postgres",
+        })
+    }
+}
+
+impl Db {
+    /// Opens the database `url` names: `postgres://…` / `postgresql://…` on PostgreSQL,
+    /// anything else (`sqlite://file.db`, `sqlite::memory:`) on SQLite.
+    pub async fn open(url: &str, settings: &PoolSettings) -> Result<Self, DbFailure> {
+        Ok(match backend_of(url) {
+            Backend::Postgres => Db::Postgres(open_postgres(url, settings).await?),
+            Backend::Sqlite => Db::Sqlite(open_sqlite(url, settings).await?),
+        })
+    }
+
+    /// Which backend this is.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Db::Sqlite(_) => Backend::Sqlite,
+            Db::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// A transaction that will write: on SQLite `BEGIN IMMEDIATE`, so it holds the write
+    /// lock from its first statement (two writers never deadlock upgrading a read lock); on
+    /// PostgreSQL a plain `BEGIN` (READ COMMITTED; row locks and conditional statements keep
+    /// the guarantees).
+    pub async fn begin_write(&self) -> Result<Tx, DbFailure> {
+        Ok(match self {
+            Db::Sqlite(pool) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
+            Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
+        })
+    }
+
+    /// A transaction that only reads (one consistent snapshot on SQLite; READ COMMITTED on
+    /// PostgreSQL).
+    pub async fn begin_read(&self) -> Result<Tx, DbFailure> {
+        Ok(match self {
+            Db::Sqlite(pool) => Tx::Sqlite(pool.begin().await?),
+            Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
+        })
+    }
+
+    /// Applies the backend's migrations (see [`Embedded::migrator`] for `ignore_missing`).
+    pub async fn migrate(
+        &self,
+        sqlite: Embedded,
+        postgres: Embedded,
+        ignore_missing: bool,
+    ) -> Result<(), DbFailure> {
+        match self {
+            Db::Sqlite(pool) => sqlite.migrator(ignore_missing).await?.run(pool).await?,
+            Db::Postgres(pool) => postgres.migrator(ignore_missing).await?.run(pool).await?,
+        }
+        Ok(())
+    }
+
+    /// One round trip (`SELECT 1`): whether the database answers.
+    pub async fn ping(&self) -> Result<(), DbFailure> {
+        sql("SELECT 1").execute(self).await.map(|_| ())
+    }
+
+    /// Connections open and idle, for the pool gauges.
+    pub fn pool_use(&self) -> (u32, usize) {
+        match self {
+            Db::Sqlite(pool) => (pool.size(), pool.num_idle()),
+            Db::Postgres(pool) => (pool.size(), pool.num_idle()),
+        }
+    }
+
+    /// Closes every connection (waiting for those in use to come back).
+    pub async fn close(&self) {
+        match self {
+            Db::Sqlite(pool) => pool.close().await,
+            Db::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+/// The backend a database URL names.
+pub fn backend_of(url: &str) -> Backend {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Backend::Postgres
+    } else {
+        Backend::Sqlite
+    }
+}
+
+impl Tx {
+    /// Which backend this is.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Tx::Sqlite(_) => Backend::Sqlite,
+            Tx::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Makes the transaction's writes durable and visible.
+    pub async fn commit(self) -> Result<(), DbFailure> {
+        match self {
+            Tx::Sqlite(tx) => tx.commit().await?,
+            Tx::Postgres(tx) => tx.commit().await?,
+        }
+        Ok(())
+    }
+
+    /// Discards the transaction's writes (what dropping it does, but awaited).
+    pub async fn rollback(self) -> Result<(), DbFailure> {
+        match self {
+            Tx::Sqlite(tx) => tx.rollback().await?,
+            Tx::Postgres(tx) => tx.rollback().await?,
+        }
+        Ok(())
+    }
+}
+
+impl Cols for Row {
+    fn text(&self, col: &str) -> Result<String, DbFailure> {
+        match self {
+            Row::Sqlite(r) => r.text(col),
+            Row::Postgres(r) => r.text(col),
+        }
+    }
+    fn opt_text(&self, col: &str) -> Result<Option<String>, DbFailure> {
+        match self {
+            Row::Sqlite(r) => r.opt_text(col),
+            Row::Postgres(r) => r.opt_text(col),
+        }
+    }
+    fn int(&self, col: &str) -> Result<i64, DbFailure> {
+        match self {
+            Row::Sqlite(r) => r.int(col),
+            Row::Postgres(r) => r.int(col),
+        }
+    }
+    fn opt_int(&self, col: &str) -> Result<Option<i64>, DbFailure> {
+        match self {
+            Row::Sqlite(r) => r.opt_int(col),
+            Row::Postgres(r) => r.opt_int(col),
+        }
+    }
+    fn flag(&self, col: &str) -> Result<bool, DbFailure> {
+        match self {
+            Row::Sqlite(r) => r.flag(col),
+            Row::Postgres(r) => r.flag(col),
+        }
+    }
+    fn float(&self, col: &str) -> Result<f64, DbFailure> {
+        match self {
+            Row::Sqlite(r) => r.float(col),
+            Row::Postgres(r) => r.float(col),
+        }
+    }
+    fn opt_float(&self, col: &str) -> Result<Option<f64>, DbFailure> {
+        match self {
+            Row::Sqlite(r) => r.opt_float(col),
+            Row::Postgres(r) => r.opt_float(col),
+        }
+    }
+    fn bytes(&self, col: &str) -> Result<Vec<u8>, DbFailure> {
+        match self {
+            Row::Sqlite(r) => r.bytes(col),
+            Row::Postgres(r) => r.bytes(col),
+        }
+    }
+    fn opt_bytes(&self, col: &str) -> Result<Option<Vec<u8>>, DbFailure> {
+        match self {
+            Row::Sqlite(r) => r.opt_bytes(col),
+            Row::Postgres(r) => r.opt_bytes(col),
+        }
+    }
+}
+
+impl From<i64> for Arg {
+    fn from(v: i64) -> Self {
+        Arg::Int(Some(v))
+    }
+}
+impl From<Option<i64>> for Arg {
+    fn from(v: Option<i64>) -> Self {
+        Arg::Int(v)
+    }
+}
+impl From<i32> for Arg {
+    fn from(v: i32) -> Self {
+        Arg::Int(Some(i64::from(v)))
+    }
+}
+impl From<u32> for Arg {
+    fn from(v: u32) -> Self {
+        Arg::Int(Some(i64::from(v)))
+    }
+}
+impl From<bool> for Arg {
+    fn from(v: bool) -> Self {
+        Arg::Flag(Some(v))
+    }
+}
+impl From<Option<bool>> for Arg {
+    fn from(v: Option<bool>) -> Self {
+        Arg::Flag(v)
+    }
+}
+impl From<f64> for Arg {
+    fn from(v: f64) -> Self {
+        Arg::Float(Some(v))
+    }
+}
+impl From<Option<f64>> for Arg {
+    fn from(v: Option<f64>) -> Self {
+        Arg::Float(v)
+    }
+}
+impl From<String> for Arg {
+    fn from(v: String) -> Self {
+        Arg::Text(Some(v))
+    }
+}
+impl From<&String> for Arg {
+    fn from(v: &String) -> Self {
+        Arg::Text(Some(v.clone()))
+    }
+}
+impl From<&str> for Arg {
+    fn from(v: &str) -> Self {
+        Arg::Text(Some(v.to_owned()))
+    }
+}
+impl From<Option<String>> for Arg {
+    fn from(v: Option<String>) -> Self {
+        Arg::Text(v)
+    }
+}
+impl From<Option<&String>> for Arg {
+    fn from(v: Option<&String>) -> Self {
+        Arg::Text(v.cloned())
+    }
+}
+impl From<Option<&str>> for Arg {
+    fn from(v: Option<&str>) -> Self {
+        Arg::Text(v.map(str::to_owned))
+    }
+}
+impl From<Uuid> for Arg {
+    fn from(v: Uuid) -> Self {
+        Arg::Text(Some(v.to_string()))
+    }
+}
+impl From<Option<Uuid>> for Arg {
+    fn from(v: Option<Uuid>) -> Self {
+        Arg::Text(v.map(|u| u.to_string()))
+    }
+}
+impl From<Vec<u8>> for Arg {
+    fn from(v: Vec<u8>) -> Self {
+        Arg::Bytes(Some(v))
+    }
+}
+impl From<&[u8]> for Arg {
+    fn from(v: &[u8]) -> Self {
+        Arg::Bytes(Some(v.to_vec()))
+    }
+}
+impl From<Option<Vec<u8>>> for Arg {
+    fn from(v: Option<Vec<u8>>) -> Self {
+        Arg::Bytes(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn settings() -> PoolSettings {
+        PoolSettings {
+            max_connections: 4,
+            acquire_timeout: Duration::from_secs(5),
+            statement_timeout: Duration::from_secs(5),
+            lock_timeout: Duration::from_secs(5),
+        }
+    }
+
+    /// Every statement kind, argument type and transaction path on one database.
+    async fn round_trip(db: &Db) {
+        sql("CREATE TABLE t (id TEXT PRIMARY KEY, n BIGINT, f BOOLEAN, x DOUBLE PRECISION, b BYTEA)"
+            .replace("BYTEA", if db.backend() == Backend::Sqlite { "BLOB" } else { "BYTEA" }))
+        .execute(db)
+        .await
+        .unwrap();
+        let id = Uuid::from_u128(7);
+        let done = sql("INSERT INTO t (id, n, f, x, b) VALUES ($1, $2, $3, $4, $5)")
+            .bind(id)
+            .bind(42i64)
+            .bind(true)
+            .bind(1.5f64)
+            .bind(vec![1u8, 2, 3])
+            .execute(db)
+            .await
+            .unwrap();
+        assert_eq!(done.rows_affected(), 1);
+        sql("INSERT INTO t (id, n, f, x, b) VALUES ($1, $2, $3, $4, $5)")
+            .bind("nulls")
+            .bind(None::<i64>)
+            .bind(None::<bool>)
+            .bind(None::<f64>)
+            .bind(None::<Vec<u8>>)
+            .execute(db)
+            .await
+            .unwrap();
+        let row = sql("SELECT id, n, f, x, b FROM t WHERE id = $1")
+            .bind(id)
+            .fetch_one(db)
+            .await
+            .unwrap();
+        assert_eq!(row.uuid("id").unwrap(), id);
+        assert_eq!(row.int("n").unwrap(), 42);
+        assert!(row.flag("f").unwrap());
+        assert_eq!(row.float("x").unwrap(), 1.5);
+        assert_eq!(row.bytes("b").unwrap(), vec![1, 2, 3]);
+        let nulls = sql("SELECT n, f, x, b FROM t WHERE id = 'nulls'")
+            .fetch_one(db)
+            .await
+            .unwrap();
+        assert_eq!(nulls.opt_int("n").unwrap(), None);
+        assert_eq!(nulls.opt_float("x").unwrap(), None);
+        assert_eq!(nulls.opt_bytes("b").unwrap(), None);
+        assert!(matches!(
+            sql("SELECT id FROM t WHERE id = 'absent'")
+                .fetch_one(db)
+                .await,
+            Err(DbFailure::NotFound)
+        ));
+        assert_eq!(
+            sql("SELECT id FROM t").fetch_all(db).await.unwrap().len(),
+            2
+        );
+        assert!(matches!(
+            sql("INSERT INTO t (id) VALUES ($1)")
+                .bind(id)
+                .execute(db)
+                .await,
+            Err(DbFailure::Conflict(_))
+        ));
+
+        // A rolled-back transaction leaves nothing; a committed one stays.
+        let mut tx = db.begin_write().await.unwrap();
+        assert_eq!(tx.backend(), db.backend());
+        sql("DELETE FROM t").execute(&mut tx).await.unwrap();
+        assert!(
+            sql("SELECT id FROM t")
+                .fetch_all(&mut tx)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        tx.rollback().await.unwrap();
+        assert_eq!(
+            sql("SELECT id FROM t").fetch_all(db).await.unwrap().len(),
+            2
+        );
+        let mut tx = db.begin_write().await.unwrap();
+        let gone = sql("DELETE FROM t WHERE id = $1 RETURNING n")
+            .bind(id)
+            .fetch_optional(&mut tx)
+            .await
+            .unwrap();
+        assert_eq!(gone.unwrap().int("n").unwrap(), 42);
+        tx.commit().await.unwrap();
+        assert_eq!(
+            sql("SELECT id FROM t").fetch_all(db).await.unwrap().len(),
+            1
+        );
+        db.ping().await.unwrap();
+        assert!(db.pool_use().0 >= 1);
+    }
+
+    #[tokio::test]
+    async fn sqlite_round_trip() {
+        let db = Db::open("sqlite::memory:", &settings()).await.unwrap();
+        assert_eq!(db.backend(), Backend::Sqlite);
+        round_trip(&db).await;
+    }
+
+    #[tokio::test]
+    async fn postgres_round_trip() {
+        let Some(url) = testkit::db::fresh_postgres().await else {
+            return;
+        };
+        let db = Db::open(&url, &settings()).await.unwrap();
+        assert_eq!(db.backend(), Backend::Postgres);
+        round_trip(&db).await;
+    }
+
+    #[test]
+    fn urls_name_their_backend() {
+        assert_eq!(backend_of("postgres://u@h/db"), Backend::Postgres);
+        assert_eq!(backend_of("postgresql://u@h/db"), Backend::Postgres);
+        assert_eq!(backend_of("sqlite://a.db"), Backend::Sqlite);
+        assert_eq!(backend_of("sqlite::memory:"), Backend::Sqlite);
+    }
+}
