@@ -1,13 +1,16 @@
 //! Elixir's vocabulary, free of HTTP and SQL: principal kinds, tiers and their allowances,
-//! scopes, feedback states, service keys and public ids, and the time and version helpers the
-//! tools share. Everything here is pure and unit-tested beside the code.
+//! scopes, feedback states, service keys and public ids, and the version helpers the tools
+//! share. Tags, instants, zones and the game day are `elixir_record`'s, re-exported here under
+//! the names the service has always used. Everything here is pure and unit-tested beside the
+//! code.
 
 use std::fmt;
 
 use sha2::{Digest, Sha256};
 
-/// Milliseconds since the Unix epoch, as every stored instant.
-pub type Millis = i64;
+pub use elixir_record::calendar::game_date_millis as game_day;
+pub use elixir_record::tag::normalize_tag;
+pub use elixir_record::time::{Millis, is_time_zone, iso_millis as iso};
 
 /// The three kinds of principal (SURFACE §1.1). There is no "service" kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -282,37 +285,6 @@ pub fn new_uuid(random: &dyn Random) -> uuid::Uuid {
     let mut bytes = [0u8; 16];
     random.fill(&mut bytes);
     uuid::Builder::from_random_bytes(bytes).into_uuid()
-}
-
-/// Normalizes a player or clan tag (SURFACE §6.1): trim, upper-case, add a missing `#`, fold
-/// the letter O to zero, then require `#` plus 3 to 12 of `0289PYLQGRJCUV`.
-pub fn normalize_tag(input: &str) -> Option<String> {
-    let upper = input.trim().to_ascii_uppercase().replace('O', "0");
-    let body = upper.strip_prefix('#').unwrap_or(&upper);
-    let ok = (3..=12).contains(&body.len()) && body.bytes().all(|b| b"0289PYLQGRJCUV".contains(&b));
-    ok.then(|| format!("#{body}"))
-}
-
-/// An instant as ISO 8601 UTC to the second with a trailing `Z`.
-pub fn iso(millis: Millis) -> String {
-    match jiff::Timestamp::from_millisecond(millis) {
-        Ok(ts) => ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        Err(_) => "1970-01-01T00:00:00Z".to_owned(),
-    }
-}
-
-/// The game day an instant belongs to (SURFACE §5.2), as `YYYY-MM-DD`: day D runs from D
-/// 10:00Z to D+1 10:00Z.
-pub fn game_day(millis: Millis) -> String {
-    iso(millis.saturating_sub(10 * 3_600_000))
-        .chars()
-        .take(10)
-        .collect()
-}
-
-/// Whether `name` is an IANA time zone in the bundled database (or `UTC`).
-pub fn is_time_zone(name: &str) -> bool {
-    !name.is_empty() && name.len() <= 64 && jiff::tz::TimeZone::get(name).is_ok()
 }
 
 /// Parses `YYYY-MM-DD` (start of that day in `zone`) or an ISO instant with an offset.

@@ -1,0 +1,21 @@
+//! The pure rules of Elixir's record (SURFACE §5–6): tags, `deck_hash` and `battle_id`, the
+//! game calendar and windows, the card catalogue's model, and the battle, participant,
+//! outcome and mode types. No async runtime, web framework, database driver or HTTP client
+//! is a dependency: fetching, storing and rendering are the `elixir` service's.
+
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![deny(missing_docs)]
+
+pub mod battle;
+pub mod calendar;
+pub mod cards;
+pub mod ids;
+pub mod tag;
+pub mod time;
+pub mod window;
+
+pub use battle::{Battle, BattleCard, Mode, ModeFilter, Outcome, Participant, Side};
+pub use calendar::{GameClock, GameDay, Season, WarDay};
+pub use ids::{battle_id, deck_hash};
+pub use tag::{Tag, TagError};
+pub use window::{Window, WindowArgs, WindowError};

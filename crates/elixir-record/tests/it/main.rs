@@ -1,0 +1,17 @@
+//! The crate's fixture tests: the golden `deck_hash` / `battle_id` vectors and the battle
+//! shapes of the upstream battle log, read from `tests/fixtures/` (copies of the shared
+//! upstream fixtures).
+
+// The whole binary is test code.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod battlelog;
+mod derived_ids;
+
+/// A fixture file's bytes.
+fn fixture(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
