@@ -361,60 +361,43 @@ impl Tx {
     }
 }
 
+impl Row {
+    /// The backend's own row, whose [`Cols`] do the reading.
+    fn cols(&self) -> &dyn Cols {
+        match self {
+            Row::Sqlite(r) => r,
+            Row::Postgres(r) => r,
+        }
+    }
+}
+
 impl Cols for Row {
     fn text(&self, col: &str) -> Result<String, DbFailure> {
-        match self {
-            Row::Sqlite(r) => r.text(col),
-            Row::Postgres(r) => r.text(col),
-        }
+        self.cols().text(col)
     }
     fn opt_text(&self, col: &str) -> Result<Option<String>, DbFailure> {
-        match self {
-            Row::Sqlite(r) => r.opt_text(col),
-            Row::Postgres(r) => r.opt_text(col),
-        }
+        self.cols().opt_text(col)
     }
     fn int(&self, col: &str) -> Result<i64, DbFailure> {
-        match self {
-            Row::Sqlite(r) => r.int(col),
-            Row::Postgres(r) => r.int(col),
-        }
+        self.cols().int(col)
     }
     fn opt_int(&self, col: &str) -> Result<Option<i64>, DbFailure> {
-        match self {
-            Row::Sqlite(r) => r.opt_int(col),
-            Row::Postgres(r) => r.opt_int(col),
-        }
+        self.cols().opt_int(col)
     }
     fn flag(&self, col: &str) -> Result<bool, DbFailure> {
-        match self {
-            Row::Sqlite(r) => r.flag(col),
-            Row::Postgres(r) => r.flag(col),
-        }
+        self.cols().flag(col)
     }
     fn float(&self, col: &str) -> Result<f64, DbFailure> {
-        match self {
-            Row::Sqlite(r) => r.float(col),
-            Row::Postgres(r) => r.float(col),
-        }
+        self.cols().float(col)
     }
     fn opt_float(&self, col: &str) -> Result<Option<f64>, DbFailure> {
-        match self {
-            Row::Sqlite(r) => r.opt_float(col),
-            Row::Postgres(r) => r.opt_float(col),
-        }
+        self.cols().opt_float(col)
     }
     fn bytes(&self, col: &str) -> Result<Vec<u8>, DbFailure> {
-        match self {
-            Row::Sqlite(r) => r.bytes(col),
-            Row::Postgres(r) => r.bytes(col),
-        }
+        self.cols().bytes(col)
     }
     fn opt_bytes(&self, col: &str) -> Result<Option<Vec<u8>>, DbFailure> {
-        match self {
-            Row::Sqlite(r) => r.opt_bytes(col),
-            Row::Postgres(r) => r.opt_bytes(col),
-        }
+        self.cols().opt_bytes(col)
     }
 }
 
