@@ -226,8 +226,8 @@ impl Browser {
         self.post_with(path, fields, &[]).await
     }
 
-    /// Signs in on `/signin` with a code from the outbox; returns the 303's page.
-    pub async fn sign_in(&mut self, email: &str) -> Page {
+    /// Opens `/signin` and asks for a code for `email`: the code page and the mailed code.
+    pub async fn request_code(&mut self, email: &str) -> (Page, String) {
         let page = self.get("/signin").await;
         assert_eq!(page.status, 200, "{}", page.body);
         page.assert_secure();
@@ -241,6 +241,12 @@ impl Browser {
         assert_eq!(sent.status, 200, "{}", sent.body);
         assert!(sent.body.contains("A code is on its way"), "{}", sent.body);
         let code = newest_code(&self.outbox);
+        (sent, code)
+    }
+
+    /// Signs in on `/signin` with a code from the outbox; returns the 303's page.
+    pub async fn sign_in(&mut self, email: &str) -> Page {
+        let (sent, code) = self.request_code(email).await;
         let form = sent.form("/signin");
         let done = self
             .post(

@@ -96,14 +96,7 @@ async fn sign_in_by_code_and_out(url: &str) {
 
     // Five wrong codes end the flow; the right one then fails too.
     let mut stubborn = Browser::new(&server.url(""), dir.path());
-    let form = stubborn.get("/signin").await.form("/signin");
-    let sent = stubborn
-        .post(
-            "/signin",
-            &form.with(&[("email", "other@example.com"), ("action", "send_code")]),
-        )
-        .await;
-    let code = newest_code(dir.path());
+    let (sent, code) = stubborn.request_code("other@example.com").await;
     let form = sent.form("/signin");
     let wrong = if code == "000000" { "111111" } else { "000000" };
     for _ in 0..5 {

@@ -26,15 +26,7 @@ async fn parallel_guesses_admit_at_most_the_limit(url: &str) {
     let dir = testkit::db::TempDir::new("elixir-signin-");
     let server = spawn_oauth(url, dir.path()).await;
     let mut browser = Browser::new(&server.url(""), dir.path());
-    let form = browser.get("/signin").await.form("/signin");
-    let sent = browser
-        .post(
-            "/signin",
-            &form.with(&[("email", "king@example.com"), ("action", "send_code")]),
-        )
-        .await;
-    assert_eq!(sent.status, 200, "{}", sent.body);
-    let code = newest_code(dir.path());
+    let (sent, code) = browser.request_code("king@example.com").await;
     let form = sent.form("/signin");
     // The hidden field is `<id>.<expires_at>`; the code is stored under the id.
     let flow = form
