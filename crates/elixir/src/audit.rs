@@ -11,8 +11,9 @@ use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
 use crate::domain::trim_bytes;
+use crate::model::AuditEntry;
 use crate::services::Services;
-use crate::store::{AuditEntry, SharedStore};
+use crate::store::SharedStore;
 
 /// Arguments and answers are kept up to this many bytes.
 pub const AUDIT_TRIM_BYTES: usize = 4_000;

@@ -18,8 +18,9 @@ use crate::domain::{
     Kind, Millis, STANDARD_SCOPES, canonical_scopes, credential_hint, digest, is_public_id,
     is_service_key, key_scopes,
 };
+use crate::model::{Agent, Refusal};
 use crate::services::{AgentRef, Caller, Credential, Services};
-use crate::store::{Agent, Refusal, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 /// What an OAuth access token grants, as its verifier reads it from the grant.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -18,6 +18,7 @@ pub mod domain;
 pub mod envelope;
 pub mod limits;
 pub mod mcp;
+pub mod model;
 pub mod oauth;
 pub mod recorder;
 pub mod resources;

@@ -23,8 +23,9 @@ use uuid::Uuid;
 use crate::admin;
 use crate::auth::{AccessTokenVerifier, Grant, VerifyError};
 use crate::domain::{Kind, Random, STANDARD_SCOPES, Tier, is_public_id};
+use crate::model::Account;
 use crate::services::Settings;
-use crate::store::{Account, SharedStore, StoreError};
+use crate::store::{SharedStore, StoreError};
 
 /// The capability that only `/oauth/userinfo` reads; never offered unasked.
 pub const EMAIL_SCOPE: &str = "account:email";

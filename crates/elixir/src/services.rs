@@ -13,7 +13,8 @@ use uuid::Uuid;
 use crate::audit::AuditWriter;
 use crate::content::Content;
 use crate::domain::{Kind, Millis, Random, Tier};
-use crate::store::{Ledger, SharedStore};
+use crate::model::Ledger;
+use crate::store::SharedStore;
 
 /// How the caller authenticated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

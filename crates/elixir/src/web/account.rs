@@ -12,8 +12,8 @@ use uuid::Uuid;
 use super::{Form, Web, esc, forbidden, html, layout, not_found, see_other, unavailable};
 use crate::auth::GRANT_CREDENTIAL;
 use crate::domain::{Kind, STANDARD_SCOPES, is_time_zone, iso};
+use crate::model::{Agent, AuditEntry, RefusalCount};
 use crate::oauth::EMAIL_SCOPE;
-use crate::store::{Agent, AuditEntry, RefusalCount};
 use mcp_oauth::Disconnection;
 
 pub(super) const DAY_MS: i64 = 24 * 3600 * 1000;
