@@ -10,7 +10,7 @@ use mcp_oauth::AddressSource;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::audit::AuditWriter;
+use crate::audit_writer::AuditWriter;
 use crate::content::Content;
 use crate::domain::{Kind, Millis, Random, Tier};
 use crate::model::Ledger;
