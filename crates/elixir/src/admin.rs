@@ -6,7 +6,8 @@ use uuid::Uuid;
 use crate::domain::{
     FeedbackStatus, Kind, Millis, Random, Tier, digest, new_public_id, new_service_key, new_uuid,
 };
-use crate::store::{Account, Agent, Feedback, FeedbackReply, SharedStore, StoreError};
+use crate::model::{Account, Agent, Feedback, FeedbackReply};
+use crate::store::{SharedStore, StoreError};
 
 /// An operator action that failed.
 #[derive(Debug, thiserror::Error)]

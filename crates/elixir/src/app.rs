@@ -15,13 +15,15 @@ use mcp_door::{
 };
 use tokio::net::TcpListener;
 
-use crate::audit::{AuditWriter, ElixirAudit};
+use crate::audit::ElixirAudit;
+use crate::audit_writer::AuditWriter;
 use crate::auth::{AccessTokenVerifier, DoorAuth};
 use crate::content::Content;
 use crate::domain::{Kind, Random};
+use crate::door_path;
 use crate::limits::Limiter;
 use crate::mcp::ElixirPresenter;
-use crate::oauth::{OAuthSettings, OAuthSetupError, OAuthVerifier};
+use crate::oauth::{OAuthParts, OAuthSettings, OAuthSetupError, OAuthVerifier};
 use crate::recorder::{PollSettings, Poller};
 use crate::resources::Docs;
 use crate::services::{ScratchPad, Services, Settings};
@@ -96,16 +98,6 @@ pub enum StartError {
     OAuth(#[from] OAuthSetupError),
     #[error("upstream: {0}")]
     Upstream(#[from] UpstreamError),
-}
-
-/// The authorization server the doors and the account pages share.
-#[derive(Clone)]
-pub struct OAuthParts {
-    pub server: Arc<mcp_oauth::AuthServer>,
-    /// The server secret, from which the account pages derive their CSRF tokens.
-    pub secret: Arc<Vec<u8>>,
-    /// The mailer of the consent page, which the site's sign-in page sends its codes with.
-    pub mailer: Arc<dyn mcp_oauth::Mailer>,
 }
 
 /// The state the doors share.
@@ -218,15 +210,6 @@ fn lenient_arguments(specs: &[ToolSpec], kind: Kind) -> HashMap<String, Vec<&'st
         .collect()
 }
 
-/// The axum path of a kind's door.
-pub fn door_path(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Person => "/mcp",
-        Kind::Agent => "/a/{public_id}/mcp",
-        Kind::Integration => "/i/{public_id}/mcp",
-    }
-}
-
 /// The router of every door.
 pub fn app(state: &AppState) -> Result<Router, StartError> {
     let unmetered: HashSet<String> = state
@@ -255,7 +238,7 @@ pub fn app(state: &AppState) -> Result<Router, StartError> {
             .map(|s| s.name.to_owned())
             .collect();
         let door = Door::new(
-            door_path(kind),
+            door_path::route(kind),
             Arc::new(DoorAuth {
                 kind,
                 services: Arc::clone(&state.services),

@@ -1,72 +1,19 @@
 //! The call log: every `tools/call` that reached a principal becomes one `audit` row (request
 //! id, account, agent, door, tool, arguments and answer trimmed at 4,000 bytes, error code,
-//! duration). The door's audit hook must not block, so rows go through a channel to one
-//! writer task; [`AuditWriter::flush`] waits until everything queued so far is stored (the
-//! feedback tool uses it to find the caller's previous call).
+//! duration). The door's audit hook must not block, so it hands each row to the
+//! [`AuditWriter`](crate::audit_writer::AuditWriter) queue, which owns storing them.
 
 use std::sync::Arc;
 
 use mcp_door::{AuditRecord, AuditSink, TracingAudit};
-use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
 use crate::domain::trim_bytes;
+use crate::model::AuditEntry;
 use crate::services::Services;
-use crate::store::{AuditEntry, SharedStore};
 
 /// Arguments and answers are kept up to this many bytes.
 pub const AUDIT_TRIM_BYTES: usize = 4_000;
-
-enum Msg {
-    Entry(Box<AuditEntry>),
-    Flush(oneshot::Sender<()>),
-}
-
-/// The queue in front of the writer task.
-#[derive(Debug, Clone)]
-pub struct AuditWriter {
-    tx: mpsc::UnboundedSender<Msg>,
-}
-
-impl std::fmt::Debug for Msg {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("audit message")
-    }
-}
-
-impl AuditWriter {
-    /// Starts the writer task on the current runtime. It ends when every writer is dropped.
-    pub fn spawn(store: SharedStore) -> Self {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
-        tokio::spawn(async move {
-            while let Some(msg) = rx.recv().await {
-                match msg {
-                    Msg::Entry(entry) => {
-                        if let Err(e) = store.insert_audit(&entry).await {
-                            tracing::warn!(request_id = %entry.request_id, error = %e, "audit row not stored");
-                        }
-                    }
-                    Msg::Flush(done) => {
-                        let _ = done.send(());
-                    }
-                }
-            }
-        });
-        Self { tx }
-    }
-
-    pub fn submit(&self, entry: AuditEntry) {
-        let _ = self.tx.send(Msg::Entry(Box::new(entry)));
-    }
-
-    /// Resolves once every row queued before this call has been written (or failed).
-    pub async fn flush(&self) {
-        let (tx, rx) = oneshot::channel();
-        if self.tx.send(Msg::Flush(tx)).is_ok() {
-            let _ = rx.await;
-        }
-    }
-}
 
 /// The principal subject the authenticator sets: `account:<id>` for a person,
 /// `agent:<agent id>:account:<owner id>` for an agent or integration.

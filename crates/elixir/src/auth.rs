@@ -15,11 +15,13 @@ use mcp_door::{AuthError, AuthRequest, Authenticator, Principal, bearer_token};
 use uuid::Uuid;
 
 use crate::domain::{
-    Kind, Millis, STANDARD_SCOPES, canonical_scopes, credential_hint, digest, is_public_id,
-    is_service_key, key_scopes,
+    Kind, Millis, STANDARD_SCOPES, canonical_scopes, credential_hint, digest, is_service_key,
+    key_scopes,
 };
+use crate::door_path;
+use crate::model::{Agent, Refusal};
 use crate::services::{AgentRef, Caller, Credential, Services};
-use crate::store::{Agent, Refusal, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 /// What an OAuth access token grants, as its verifier reads it from the grant.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,13 +180,7 @@ impl Refused {
 impl DoorAuth {
     /// The public id in `/a/<id>/mcp` or `/i/<id>/mcp`, when the path is this kind's door.
     fn public_id<'a>(&self, path: &'a str) -> Option<&'a str> {
-        let prefix = self.kind.door_prefix()?;
-        let rest = path
-            .strip_prefix('/')?
-            .strip_prefix(prefix)?
-            .strip_prefix('/')?;
-        let id = rest.strip_suffix("/mcp")?;
-        is_public_id(id).then_some(id)
+        door_path::public_id_for(self.kind, path)
     }
 
     async fn identify(&self, request: &AuthRequest<'_>, token: &str) -> Result<Principal, Refused> {

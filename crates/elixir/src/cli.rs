@@ -14,6 +14,7 @@ use crate::admin;
 use crate::app::{self, ServeConfig};
 use crate::content::Content;
 use crate::domain::{FeedbackStatus, Kind, OsRandom, Random, Tier, iso};
+use crate::door_path;
 use crate::oauth::{MailSettings, OAuthSettings};
 use crate::recorder;
 use crate::services::Settings;
@@ -420,16 +421,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                         kind,
                     )
                     .await?;
-                    let prefix = kind.door_prefix().unwrap_or("a");
+                    let door = door_path::agent_door(kind, &issued.agent.public_id);
                     if json {
                         println!(
                             "{}",
-                            json!({"public_id": issued.agent.public_id, "kind": kind.as_str(), "door": format!("/{prefix}/{}/mcp", issued.agent.public_id), "service_key": issued.service_key})
+                            json!({"public_id": issued.agent.public_id, "kind": kind.as_str(), "door": door, "service_key": issued.service_key})
                         );
                     } else {
                         println!(
-                            "public_id {}\ndoor /{prefix}/{}/mcp\nservice key (shown once): {}",
-                            issued.agent.public_id, issued.agent.public_id, issued.service_key
+                            "public_id {}\ndoor {door}\nservice key (shown once): {}",
+                            issued.agent.public_id, issued.service_key
                         );
                     }
                 }

@@ -44,15 +44,6 @@ impl Kind {
     pub fn parse(text: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.as_str() == text)
     }
-
-    /// The door path prefix of an agent or integration (`/a/…` or `/i/…`).
-    pub fn door_prefix(self) -> Option<&'static str> {
-        match self {
-            Kind::Person => None,
-            Kind::Agent => Some("a"),
-            Kind::Integration => Some("i"),
-        }
-    }
 }
 
 impl fmt::Display for Kind {

@@ -10,14 +10,17 @@
 pub mod admin;
 pub mod app;
 pub mod audit;
+pub mod audit_writer;
 pub mod auth;
 pub mod cards;
 pub mod cli;
 pub mod content;
 pub mod domain;
+pub mod door_path;
 pub mod envelope;
 pub mod limits;
 pub mod mcp;
+pub mod model;
 pub mod oauth;
 pub mod recorder;
 pub mod resources;

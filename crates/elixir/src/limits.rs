@@ -14,8 +14,9 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::domain::{Millis, iso};
+use crate::model::Window;
 use crate::services::{Caller, Services};
-use crate::store::{StoreError, Window};
+use crate::store::StoreError;
 
 pub const HOUR_MS: Millis = 3_600_000;
 pub const DAY_MS: Millis = 86_400_000;

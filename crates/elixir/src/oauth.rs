@@ -22,9 +22,11 @@ use uuid::Uuid;
 
 use crate::admin;
 use crate::auth::{AccessTokenVerifier, Grant, VerifyError};
-use crate::domain::{Kind, Random, STANDARD_SCOPES, Tier, is_public_id};
+use crate::domain::{Kind, Random, STANDARD_SCOPES, Tier};
+use crate::door_path;
+use crate::model::Account;
 use crate::services::Settings;
-use crate::store::{Account, SharedStore, StoreError};
+use crate::store::{SharedStore, StoreError};
 
 /// The capability that only `/oauth/userinfo` reads; never offered unasked.
 pub const EMAIL_SCOPE: &str = "account:email";
@@ -108,6 +110,16 @@ impl Default for OAuthSettings {
     }
 }
 
+/// The authorization server the doors and the account pages share.
+#[derive(Clone)]
+pub struct OAuthParts {
+    pub server: Arc<mcp_oauth::AuthServer>,
+    /// The server secret, from which the account pages derive their CSRF tokens.
+    pub secret: Arc<Vec<u8>>,
+    /// The mailer of the consent page, which the site's sign-in page sends its codes with.
+    pub mailer: Arc<dyn mcp_oauth::Mailer>,
+}
+
 /// A failure to set up the authorization server.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -118,23 +130,6 @@ pub enum OAuthSetupError {
     Config(#[from] mcp_oauth::ConfigError),
     #[error("mailer: {0}")]
     Mail(#[from] mcp_oauth::MailError),
-}
-
-/// The door kind a path names, by shape alone (`/mcp`, `/a/<id>/mcp`, `/i/<id>/mcp`), and the
-/// public id of an agent or integration door.
-pub fn door_of_path(path: &str) -> Option<(Kind, Option<&str>)> {
-    if path == "/mcp" {
-        return Some((Kind::Person, None));
-    }
-    let rest = path.strip_prefix('/')?;
-    let (prefix, rest) = rest.split_once('/')?;
-    let id = rest.strip_suffix("/mcp")?;
-    let kind = match prefix {
-        "a" => Kind::Agent,
-        "i" => Kind::Integration,
-        _ => return None,
-    };
-    is_public_id(id).then_some((kind, Some(id)))
 }
 
 fn directory_error(e: StoreError) -> DirectoryError {
@@ -153,7 +148,7 @@ impl ResourceDirectory for ElixirDoors {
         let Some(path) = resource.strip_prefix(&self.public_url) else {
             return Ok(None);
         };
-        Ok(door_of_path(path).map(|(kind, _)| Door {
+        Ok(door_path::parse(path).map(|(kind, _)| Door {
             resource: resource.to_owned(),
             kind: kind.as_str().to_owned(),
         }))
@@ -166,7 +161,7 @@ impl ResourceDirectory for ElixirDoors {
         let Ok(account) = Uuid::parse_str(account_id) else {
             return Ok(Consent::Refused);
         };
-        match door_of_path(path) {
+        match door_path::parse(path) {
             Some((Kind::Person, _)) => Ok(Consent::Personal {
                 kind: Kind::Person.as_str().to_owned(),
             }),
@@ -377,7 +372,7 @@ pub fn build_server(
     settings: &OAuthSettings,
     clock: Arc<dyn Clock>,
     random: Arc<dyn Random>,
-) -> Result<crate::app::OAuthParts, OAuthSetupError> {
+) -> Result<OAuthParts, OAuthSetupError> {
     let secret = secret(settings, random.as_ref());
     let config = config(site, Secret::new(secret.clone()), settings);
     let doors = Arc::new(ElixirDoors {
@@ -392,7 +387,7 @@ pub fn build_server(
     let mailer = mailer(&settings.mail)?;
     let server = AuthServer::new(config, oauth_store, doors, accounts, Arc::clone(&mailer))?
         .with_clock(clock);
-    Ok(crate::app::OAuthParts {
+    Ok(OAuthParts {
         server: Arc::new(server),
         secret: Arc::new(secret),
         mailer,
@@ -432,28 +427,6 @@ pub fn spawn_purge(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn door_shapes() {
-        assert_eq!(door_of_path("/mcp"), Some((Kind::Person, None)));
-        assert_eq!(
-            door_of_path("/a/abcd1234/mcp"),
-            Some((Kind::Agent, Some("abcd1234")))
-        );
-        assert_eq!(
-            door_of_path("/i/abcd1234/mcp"),
-            Some((Kind::Integration, Some("abcd1234")))
-        );
-        for bad in [
-            "/a/ABCD1234/mcp",
-            "/a/abc/mcp",
-            "/x/abcd1234/mcp",
-            "/mcp/",
-            "/a/abcd1234",
-        ] {
-            assert_eq!(door_of_path(bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn scopes_are_canonical() {

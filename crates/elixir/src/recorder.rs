@@ -14,7 +14,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cards::{self, CardsError};
 use crate::domain::{Millis, game_day, iso};
-use crate::store::{PollClaim, SharedStore, StoreError, StoredCatalogue};
+use crate::model::{PollClaim, StoredCatalogue};
+use crate::store::{SharedStore, StoreError};
 use crate::upstream::{Endpoint, Lane, Upstream, UpstreamError};
 
 /// The claim job of the daily `/cards` read.

@@ -10,10 +10,11 @@ use mcp_oauth::AddressSource;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::audit::AuditWriter;
+use crate::audit_writer::AuditWriter;
 use crate::content::Content;
 use crate::domain::{Kind, Millis, Random, Tier};
-use crate::store::{Ledger, SharedStore};
+use crate::model::Ledger;
+use crate::store::SharedStore;
 
 /// How the caller authenticated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,8 +11,8 @@ use super::{Fail, Flag, Group, Outcome, Param, SCOPE_READ, ToolCtx, ToolSpec, ha
 use crate::cards::{Card, CardKind, Filter, Rarity};
 use crate::domain::{Kind, Millis, iso};
 use crate::envelope::{self, ErrorCode, Success, ToolError};
+use crate::model::StoredCatalogue;
 use crate::services::Services;
-use crate::store::StoredCatalogue;
 
 /// The tool's `docs` pointer.
 pub const DOCS: &str = "tools-cards#cards-catalog";

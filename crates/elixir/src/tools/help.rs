@@ -12,7 +12,7 @@ use super::{
 };
 use crate::domain::{FEEDBACK_CATEGORIES, FeedbackStatus, Kind, Semver, iso, parse_since};
 use crate::envelope::{ErrorCode, Success, ToolError};
-use crate::store::{Feedback, FeedbackQuery, NewFeedback};
+use crate::model::{Feedback, FeedbackQuery, NewFeedback};
 
 const ALL: [Kind; 3] = Kind::ALL;
 /// `elixir_my_feedback` pages hold at most this many characters of items, well under the

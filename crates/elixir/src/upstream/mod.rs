@@ -16,7 +16,8 @@ use mcp_door::Clock;
 use sha2::{Digest, Sha256};
 
 use crate::domain::{Millis, iso};
-use crate::store::{RawPayload, Receipt, SharedStore, StoreError};
+use crate::model::{RawPayload, Receipt};
+use crate::store::{SharedStore, StoreError};
 pub use archive::Archive;
 pub use budget::{Admission, Budget, BudgetConfig, Lane, PauseCause, Reaction, Refusal};
 pub use client::CrClient;

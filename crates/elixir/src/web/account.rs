@@ -12,8 +12,9 @@ use uuid::Uuid;
 use super::{Form, Web, esc, forbidden, html, layout, not_found, see_other, unavailable};
 use crate::auth::GRANT_CREDENTIAL;
 use crate::domain::{Kind, STANDARD_SCOPES, is_time_zone, iso};
+use crate::door_path;
+use crate::model::{Agent, AuditEntry, RefusalCount};
 use crate::oauth::EMAIL_SCOPE;
-use crate::store::{Agent, AuditEntry, RefusalCount};
 use mcp_oauth::Disconnection;
 
 pub(super) const DAY_MS: i64 = 24 * 3600 * 1000;
@@ -99,7 +100,7 @@ pub(crate) async fn home(State(web): State<Web>, headers: HeaderMap) -> Response
     };
     let body = format!(
         "<p>Elixir records Clash Royale history and serves it to assistants and agents over MCP.</p>\
-         <div class=\"box\"><p>Connect an MCP client to <code>{origin}/mcp</code>: it discovers \
+         <div class=\"box\"><p>Connect an MCP client to <code>{origin}{door}</code>: it discovers \
          the authorization server, registers, and sends you to a consent page.</p>\
          <p>{}</p></div><p><a href=\"/docs\">Read the docs</a>.</p>",
         if csrf.is_some() {
@@ -108,6 +109,7 @@ pub(crate) async fn home(State(web): State<Web>, headers: HeaderMap) -> Response
             "<a href=\"/signin\">Sign in with an email code</a>"
         },
         origin = esc(web.issuer()),
+        door = door_path::PERSON_DOOR,
     );
     html(StatusCode::OK, layout("Elixir", csrf.as_deref(), &body))
 }
@@ -245,11 +247,7 @@ pub(super) fn refusal_table(rows: &[RefusalCount]) -> String {
 }
 
 pub(super) fn door_path(agent: &Agent) -> String {
-    format!(
-        "/{}/{}/mcp",
-        agent.kind.door_prefix().unwrap_or("a"),
-        agent.public_id
-    )
+    door_path::agent_door(agent.kind, &agent.public_id)
 }
 
 /// `GET /account/connections`.
@@ -311,7 +309,7 @@ pub(crate) async fn connections(
     for c in &list {
         let door = c.resource.strip_prefix(&issuer).unwrap_or(&c.resource);
         if door != current_door {
-            let label = match crate::oauth::door_of_path(door) {
+            let label = match door_path::parse(door) {
                 Some((Kind::Person, _)) => "your personal door".to_owned(),
                 Some((_, Some(public_id))) => agents
                     .iter()

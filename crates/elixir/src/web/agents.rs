@@ -14,7 +14,7 @@ use super::account::{
 use super::{Form, Web, esc, html, layout, not_found, see_other};
 use crate::admin;
 use crate::domain::{Kind, STANDARD_SCOPES, iso, key_scopes};
-use crate::store::Agent;
+use crate::model::Agent;
 
 /// `GET /account/agents`.
 pub(crate) async fn list(

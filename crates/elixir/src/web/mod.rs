@@ -20,8 +20,7 @@ use axum::routing::{get, post};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use mcp_oauth::crypto::{constant_time_eq, hmac_hex};
 
-use crate::app::OAuthParts;
-use crate::oauth::ElixirAccounts;
+use crate::oauth::{ElixirAccounts, OAuthParts};
 use crate::services::Services;
 
 const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; \

@@ -2,7 +2,7 @@
 //! the daily quota by tier (Help free, −32029 window day), and `meta.quota` on every result.
 
 use elixir::limits::{DAY_MS, day_start};
-use elixir::store::Window;
+use elixir::model::Window;
 use serde_json::json;
 
 use crate::on_both_backends;

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use elixir::store::Refusal;
+use elixir::model::Refusal;
 use testkit::mcp::Client;
 
 use crate::browser::Browser;

@@ -8,8 +8,10 @@ use elixir::admin::{self, IssuedAgent};
 use elixir::app::{self, AppState, ServeConfig};
 use elixir::auth::{Grant, StaticVerifier};
 use elixir::domain::{Kind, STANDARD_SCOPES, Tier};
+use elixir::door_path;
+use elixir::model::Account;
 use elixir::services::Settings;
-use elixir::store::{self, Account, SharedStore};
+use elixir::store::{self, SharedStore};
 use elixir::tools::{self, ToolSpec};
 use mcp_door::{FakeClock, Limits};
 use serde_json::Value;
@@ -89,9 +91,11 @@ impl Server {
 
     /// `issued`'s door with `token`.
     pub fn door_of(&self, issued: &IssuedAgent, token: Option<&str>) -> Client {
-        let prefix = issued.agent.kind.door_prefix().unwrap();
         Client::new(
-            self.url(&format!("/{prefix}/{}/mcp", issued.agent.public_id)),
+            self.url(&door_path::agent_door(
+                issued.agent.kind,
+                &issued.agent.public_id,
+            )),
             token.map(str::to_owned),
         )
     }

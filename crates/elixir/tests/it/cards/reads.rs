@@ -4,8 +4,8 @@
 use std::io::Read;
 
 use elixir::cards::CardsError;
+use elixir::model::Receipt;
 use elixir::recorder::RecorderError;
-use elixir::store::Receipt;
 use elixir::upstream::{UpstreamError, payload_sha256};
 use mcp_door::Clock;
 use testkit::db::TempDir;

@@ -1,89 +1,46 @@
-//! What the two SQL backends share beyond [`sqlkit`]: the mapping of its [`DbFailure`] into
-//! [`StoreError`] (the one place database errors are translated; the classification itself is
-//! sqlkit's), row decoding and the column lists both schemas agree on.
+//! The column lists and row decoders both schemas agree on: each entity's columns written
+//! once as a `const` (statements splice them in with `format!`), and each row read back into
+//! its entity from `crate::model`. The statements themselves are the area files'.
 
-use sqlkit::{Cols, DbFailure};
+use sqlkit::Cols;
 
-use super::{
-    Account, Agent, AuditEntry, Feedback, RawPayload, Receipt, RefusalCount, StoreError,
-    StoredCatalogue,
-};
+use super::sql_store::StoreError;
 use crate::domain::{FeedbackStatus, Kind, Tier};
+use crate::model::{
+    Account, Agent, AuditEntry, Feedback, RawPayload, Receipt, RefusalCount, StoredCatalogue,
+};
 
-impl From<DbFailure> for StoreError {
-    fn from(failure: DbFailure) -> Self {
-        match failure {
-            DbFailure::NotFound => StoreError::NotFound,
-            DbFailure::Conflict(message) => StoreError::Conflict(message),
-            DbFailure::Unavailable(message) => StoreError::Unavailable(message),
-            DbFailure::Internal(message) => StoreError::Internal(message),
-            // `DbFailure` is non-exhaustive: a kind sqlkit adds later is a bug until mapped.
-            other => StoreError::Internal(other.to_string()),
-        }
-    }
-}
-
-/// Through [`DbFailure`].
-impl From<sqlx::Error> for StoreError {
-    fn from(err: sqlx::Error) -> Self {
-        DbFailure::from(err).into()
-    }
-}
-
-impl From<sqlx::migrate::MigrateError> for StoreError {
-    fn from(err: sqlx::migrate::MigrateError) -> Self {
-        DbFailure::from(err).into()
-    }
-}
+/// The columns of `accounts`, in [`Account`]'s order.
+pub(super) const ACCOUNT_COLUMNS: &str =
+    "id, email, tier, timezone, primary_player_tag, created_at";
+/// The columns of `agents`, in [`Agent`]'s order.
+pub(super) const AGENT_COLUMNS: &str = "id, public_id, owner_account_id, name, kind, suspended, \
+     key_digest, key_scopes, timezone, created_at";
+/// The columns of `feedback`, in [`Feedback`]'s order.
+pub(super) const FEEDBACK_COLUMNS: &str = "id, account_id, agent_id, principal_kind, \
+     on_behalf_of, category, message, context, request_id, status, response, responded_at, \
+     shipped_in, related_tools, created_at, delivered_at";
+/// The columns of `audit`, in [`AuditEntry`]'s order.
+pub(super) const AUDIT_COLUMNS: &str = "request_id, account_id, agent_id, door, tool, arguments, \
+     response, error_code, duration_ms, created_at";
+/// The columns of `refusals` an owner sees ([`RefusalCount`]).
+pub(super) const REFUSAL_COLUMNS: &str = "credential_hint, address, day, door, reason, count";
+/// The columns of `upstream_receipts`, in [`Receipt`]'s order.
+pub(super) const RECEIPT_COLUMNS: &str =
+    "endpoint, subject, fetched_at, status, payload_sha256, admission";
+/// The columns of `upstream_raw`, in [`RawPayload`]'s order.
+pub(super) const RAW_COLUMNS: &str = "payload_sha256, endpoint, subject, body, fetched_at";
 
 fn stored<T>(text: &str, parse: fn(&str) -> Option<T>, what: &str) -> Result<T, StoreError> {
     parse(text).ok_or_else(|| StoreError::Internal(format!("stored {what} {text:?} is unknown")))
 }
 
 /// A JSON value as stored in a TEXT column.
-pub(crate) fn json_text<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+pub(super) fn json_text<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|e| StoreError::Internal(format!("encoding JSON: {e}")))
 }
 
-macro_rules! account_columns {
-    () => {
-        "id, email, tier, timezone, primary_player_tag, created_at"
-    };
-}
-macro_rules! agent_columns {
-    () => {
-        "id, public_id, owner_account_id, name, kind, suspended, key_digest, key_scopes, \
-         timezone, created_at"
-    };
-}
-macro_rules! feedback_columns {
-    () => {
-        "id, account_id, agent_id, principal_kind, on_behalf_of, category, message, context, \
-         request_id, status, response, responded_at, shipped_in, related_tools, created_at, \
-         delivered_at"
-    };
-}
-macro_rules! audit_columns {
-    () => {
-        "request_id, account_id, agent_id, door, tool, arguments, response, error_code, \
-         duration_ms, created_at"
-    };
-}
-macro_rules! receipt_columns {
-    () => {
-        "endpoint, subject, fetched_at, status, payload_sha256, admission"
-    };
-}
-macro_rules! raw_columns {
-    () => {
-        "payload_sha256, endpoint, subject, body, fetched_at"
-    };
-}
-pub(crate) use {
-    account_columns, agent_columns, audit_columns, feedback_columns, raw_columns, receipt_columns,
-};
-
-pub(crate) fn account(r: &impl Cols) -> Result<Account, StoreError> {
+pub(super) fn account(r: &impl Cols) -> Result<Account, StoreError> {
     Ok(Account {
         id: r.uuid("id")?,
         email: r.opt_text("email")?,
@@ -94,7 +51,7 @@ pub(crate) fn account(r: &impl Cols) -> Result<Account, StoreError> {
     })
 }
 
-pub(crate) fn agent(r: &impl Cols) -> Result<Agent, StoreError> {
+pub(super) fn agent(r: &impl Cols) -> Result<Agent, StoreError> {
     Ok(Agent {
         id: r.uuid("id")?,
         public_id: r.text("public_id")?,
@@ -109,7 +66,7 @@ pub(crate) fn agent(r: &impl Cols) -> Result<Agent, StoreError> {
     })
 }
 
-pub(crate) fn feedback(r: &impl Cols) -> Result<Feedback, StoreError> {
+pub(super) fn feedback(r: &impl Cols) -> Result<Feedback, StoreError> {
     let related: Vec<String> = serde_json::from_str(&r.text("related_tools")?)
         .map_err(|e| StoreError::Internal(format!("stored related_tools: {e}")))?;
     Ok(Feedback {
@@ -132,7 +89,7 @@ pub(crate) fn feedback(r: &impl Cols) -> Result<Feedback, StoreError> {
     })
 }
 
-pub(crate) fn audit(r: &impl Cols) -> Result<AuditEntry, StoreError> {
+pub(super) fn audit(r: &impl Cols) -> Result<AuditEntry, StoreError> {
     Ok(AuditEntry {
         request_id: r.uuid("request_id")?,
         account_id: r.opt_uuid("account_id")?,
@@ -147,7 +104,7 @@ pub(crate) fn audit(r: &impl Cols) -> Result<AuditEntry, StoreError> {
     })
 }
 
-pub(crate) fn refusal(r: &impl Cols) -> Result<RefusalCount, StoreError> {
+pub(super) fn refusal(r: &impl Cols) -> Result<RefusalCount, StoreError> {
     Ok(RefusalCount {
         credential_hint: r.text("credential_hint")?,
         address: r.text("address")?,
@@ -158,7 +115,7 @@ pub(crate) fn refusal(r: &impl Cols) -> Result<RefusalCount, StoreError> {
     })
 }
 
-pub(crate) fn receipt(r: &impl Cols) -> Result<Receipt, StoreError> {
+pub(super) fn receipt(r: &impl Cols) -> Result<Receipt, StoreError> {
     Ok(Receipt {
         endpoint: r.text("endpoint")?,
         subject: r.opt_text("subject")?,
@@ -169,7 +126,7 @@ pub(crate) fn receipt(r: &impl Cols) -> Result<Receipt, StoreError> {
     })
 }
 
-pub(crate) fn raw(r: &impl Cols) -> Result<RawPayload, StoreError> {
+pub(super) fn raw(r: &impl Cols) -> Result<RawPayload, StoreError> {
     Ok(RawPayload {
         payload_sha256: r.text("payload_sha256")?,
         endpoint: r.text("endpoint")?,
@@ -179,7 +136,7 @@ pub(crate) fn raw(r: &impl Cols) -> Result<RawPayload, StoreError> {
     })
 }
 
-pub(crate) fn catalogue(r: &impl Cols) -> Result<StoredCatalogue, StoreError> {
+pub(super) fn catalogue(r: &impl Cols) -> Result<StoredCatalogue, StoreError> {
     let catalogue = serde_json::from_str(&r.text("catalogue")?)
         .map_err(|e| StoreError::Internal(format!("stored cards catalogue: {e}")))?;
     Ok(StoredCatalogue {
