@@ -46,4 +46,7 @@ pub use mail::{FileOutbox, Mail, MailError, Mailer, SmtpMailer};
 pub use random::{OsRandom, RandomSource};
 pub use resource::{GrantView, TokenError};
 pub use server::AuthServer;
-pub use store::{DbOptions, OAuthStore, PgStore, RefusalCount, SqliteStore, StoreError};
+pub use store::{
+    Clients, DbOptions, Flows, Grants, OAuthStore, RefusalCount, SqlStore, StoreError, Tokens,
+    Upkeep,
+};
