@@ -24,9 +24,10 @@ pub mod store;
 mod authorize;
 mod grants;
 mod http;
-pub use http::same_origin_post;
+mod request;
 /// Re-exported from the platform, where the doors use it too.
 pub use mcp_door::{AddressSource, client_address, limit_key};
+pub use request::same_origin_post;
 mod register;
 mod resource;
 mod server;
