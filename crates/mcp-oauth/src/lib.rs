@@ -33,7 +33,7 @@ mod resource;
 mod server;
 mod token;
 
-pub use authorize::{CONSENT_CODE, CodeCheck};
+pub use authorize::{CONSENT_CODE, CodeCheck, normalize_email};
 #[cfg(feature = "cimd-fetch")]
 pub use cimd::HttpsFetcher;
 pub use cimd::{ClientMetadata, FetchError, MetadataFetcher};

@@ -316,9 +316,10 @@ pub(super) fn too_many_attempts() -> Refusal {
     )
 }
 
-/// A lowercased address with one `@`, a dotted domain, and nothing that could break a mail
+/// The address a person typed, as the consent page and a product's own sign-in both keep it:
+/// trimmed and lowercased, with one `@`, a dotted domain, and nothing that could break a mail
 /// header; `None` otherwise.
-pub(crate) fn normalize_email(typed: &str) -> Option<String> {
+pub fn normalize_email(typed: &str) -> Option<String> {
     let email = typed.trim().to_lowercase();
     let (local, domain) = email.split_once('@')?;
     let ok = !local.is_empty()

@@ -9,7 +9,7 @@ mod code;
 mod page;
 mod step;
 
-pub use code::{CONSENT_CODE, CodeCheck};
+pub use code::{CONSENT_CODE, CodeCheck, normalize_email};
 pub(crate) use step::Outcome;
 use step::{Flow, Params, Refusal, bad_request, refuse};
 
