@@ -14,8 +14,8 @@ use async_trait::async_trait;
 use mcp_door::Clock;
 use mcp_oauth::{
     Account as OAuthAccount, AccountDirectory, AuthServer, AuthServerConfig, Consent,
-    DirectoryError, Door, FileOutbox, Mailer, OAuthStore, PgStore, ResourceDirectory, Secret,
-    SmtpMailer, SqliteStore, Subject, TokenError,
+    DirectoryError, Door, FileOutbox, Mailer, OAuthStore, ResourceDirectory, Secret, SmtpMailer,
+    SqlStore, Subject, TokenError,
 };
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
@@ -303,11 +303,7 @@ impl AccessTokenVerifier for OAuthVerifier {
 /// versions 1 000 001 and up in the shared `_sqlx_migrations`), migrated.
 pub async fn connect_store(url: &str) -> Result<Arc<dyn OAuthStore>, OAuthSetupError> {
     let options = mcp_oauth::DbOptions::default();
-    let store: Arc<dyn OAuthStore> = if url.starts_with("sqlite:") {
-        Arc::new(SqliteStore::connect(url, &options).await?)
-    } else {
-        Arc::new(PgStore::connect(url, &options).await?)
-    };
+    let store: Arc<dyn OAuthStore> = Arc::new(SqlStore::connect(url, &options).await?);
     store.migrate().await?;
     Ok(store)
 }

@@ -24,15 +24,16 @@ pub mod store;
 mod authorize;
 mod grants;
 mod http;
-pub use http::same_origin_post;
+mod request;
 /// Re-exported from the platform, where the doors use it too.
 pub use mcp_door::{AddressSource, client_address, limit_key};
+pub use request::same_origin_post;
 mod register;
 mod resource;
 mod server;
 mod token;
 
-pub use authorize::{CONSENT_CODE, CodeCheck};
+pub use authorize::{CONSENT_CODE, CodeCheck, normalize_email};
 #[cfg(feature = "cimd-fetch")]
 pub use cimd::HttpsFetcher;
 pub use cimd::{ClientMetadata, FetchError, MetadataFetcher};
@@ -46,4 +47,7 @@ pub use mail::{FileOutbox, Mail, MailError, Mailer, SmtpMailer};
 pub use random::{OsRandom, RandomSource};
 pub use resource::{GrantView, TokenError};
 pub use server::AuthServer;
-pub use store::{DbOptions, OAuthStore, PgStore, RefusalCount, SqliteStore, StoreError};
+pub use store::{
+    Clients, DbOptions, Flows, Grants, OAuthStore, RefusalCount, SqlStore, StoreError, Tokens,
+    Upkeep,
+};

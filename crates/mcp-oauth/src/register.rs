@@ -7,15 +7,10 @@ use serde_json::{Map, Value};
 
 use crate::error::OAuthError;
 use crate::redirect;
-use crate::server::AuthServer;
+use crate::server::{AuthServer, DAY_MS, REGISTRATIONS_BUCKET};
 use crate::store::ClientRecord;
 
 const HOUR_MS: i64 = 3600 * 1000;
-pub(crate) const DAY_MS: i64 = 24 * HOUR_MS;
-/// The daily counter of never-used registrations ([`RegistrationPolicy::per_day`]).
-///
-/// [`RegistrationPolicy::per_day`]: crate::RegistrationPolicy
-pub(crate) const REGISTRATIONS_BUCKET: &str = "register:all";
 /// Redirect URIs one client may register.
 const MAX_REDIRECT_URIS: usize = 10;
 
@@ -123,7 +118,7 @@ impl AuthServer {
         let hour = Self::window(now, HOUR_MS);
         let day = Self::window(now, DAY_MS);
         // An IPv6 client by its /64: one subscriber routinely holds a whole one.
-        let address_bucket = format!("register:addr:{}", crate::limit_key(address));
+        let address_bucket = format!("register:addr:{}", mcp_door::limit_key(address));
         let limited = || OAuthError::unavailable("Too many client registrations; try again later.");
         if !self
             .store

@@ -16,8 +16,15 @@ use crate::directory::{AccountDirectory, ResourceDirectory};
 use crate::error::ConfigError;
 use crate::mail::Mailer;
 use crate::random::{self, OsRandom, RandomSource};
-use crate::register;
 use crate::store::{AccessRecord, Millis, OAuthStore, RefreshRecord, StoreError};
+
+/// A UTC day in milliseconds: the window of the registration cap.
+pub(crate) const DAY_MS: i64 = 24 * 3600 * 1000;
+/// The daily counter of never-used registrations ([`RegistrationPolicy::per_day`]): taken by
+/// `register`, given back here at a client's first use and recomputed by the purge.
+///
+/// [`RegistrationPolicy::per_day`]: crate::RegistrationPolicy
+pub(crate) const REGISTRATIONS_BUCKET: &str = "register:all";
 
 /// The authorization server. Build it once, share it in an `Arc`, mount
 /// [`AuthServer::router`] and call its resource-server methods from the doors.
@@ -117,14 +124,14 @@ impl AuthServer {
         let now = self.now();
         let cutoff = now - ms(self.config.registration.client_life);
         let removed = self.store.purge(now, cutoff).await?;
-        let today = Self::window(now, register::DAY_MS);
+        let today = Self::window(now, DAY_MS);
         let unused = self
             .store
             .purge_unused_clients(
                 now - ms(self.config.registration.unused_client_ttl),
-                register::REGISTRATIONS_BUCKET,
+                REGISTRATIONS_BUCKET,
                 today,
-                today + register::DAY_MS,
+                today + DAY_MS,
             )
             .await?;
         Ok(removed + unused)
@@ -210,10 +217,8 @@ impl AuthServer {
         let now = self.now();
         self.store.touch_client(&client.client_id, now).await?;
         if let Some(registered) = self.store.first_use_client(&client.client_id, now).await? {
-            let day = Self::window(registered, register::DAY_MS);
-            self.store
-                .return_rate(register::REGISTRATIONS_BUCKET, day)
-                .await?;
+            let day = Self::window(registered, DAY_MS);
+            self.store.return_rate(REGISTRATIONS_BUCKET, day).await?;
         }
         Ok(())
     }

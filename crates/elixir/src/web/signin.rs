@@ -14,7 +14,7 @@ use http::request::Parts;
 use http::{HeaderMap, StatusCode};
 use mcp_oauth::crypto::{constant_time_eq, hmac_hex, sha256_hex};
 use mcp_oauth::store::{EmailCodeRecord, PendingRecord};
-use mcp_oauth::{CodeCheck, Mail, OAuthStore};
+use mcp_oauth::{CodeCheck, Mail, OAuthStore, normalize_email};
 
 use super::{Form, Web, esc, forbidden, html, layout, see_other, unavailable};
 use crate::domain::{Millis, base64url};
@@ -126,23 +126,6 @@ const SIGN_IN_CODE: &str = "site-sign-in";
 
 fn code_hash(web: &Web, flow: &str, code: &str) -> String {
     web.oauth.server.email_code_hash(SIGN_IN_CODE, flow, code)
-}
-
-/// A lowercased address with one `@` and a dotted domain, nothing that could break a header.
-pub(crate) fn normalize_email(typed: &str) -> Option<String> {
-    let email = typed.trim().to_lowercase();
-    let (local, domain) = email.split_once('@')?;
-    let ok = !local.is_empty()
-        && local.len() <= 64
-        && email.len() <= 254
-        && domain.contains('.')
-        && !domain.starts_with('.')
-        && !domain.ends_with('.')
-        && !domain.contains('@')
-        && email
-            .chars()
-            .all(|c| !c.is_control() && !c.is_whitespace() && !"<>()[],;:\"\\".contains(c));
-    ok.then_some(email)
 }
 
 enum Step<'a> {

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use elixir::store::DbOptions;
 use elixir::tools;
-use mcp_oauth::OAuthStore;
+use mcp_oauth::{Clients, Grants};
 use serde_json::Value;
 use tokio::process::Command;
 
@@ -115,7 +115,7 @@ async fn official_typescript_sdk_connects_through_oauth() {
         .expect("the consent by code created the account");
 
     // Account → Connections: the narrowed grant and the re-consented one, both this client's.
-    let oauth = mcp_oauth::SqliteStore::connect(&url, &mcp_oauth::DbOptions::default())
+    let oauth = mcp_oauth::SqlStore::connect(&url, &mcp_oauth::DbOptions::default())
         .await
         .unwrap();
     let mut grants = oauth.account_grants(&account.id.to_string()).await.unwrap();

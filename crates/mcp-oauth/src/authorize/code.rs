@@ -6,7 +6,8 @@
 
 use http::StatusCode;
 
-use super::{Flow, Outcome, Params, Refusal, page, refuse};
+use super::page;
+use super::step::{Flow, Outcome, Params, Refusal, refuse};
 use crate::config::ms;
 use crate::crypto::{constant_time_eq, hmac_hex, sha256_hex};
 use crate::mail::Mail;
@@ -84,7 +85,7 @@ impl AuthServer {
         let policy = &self.config.email_code;
         let hour = Self::window(now, HOUR_MS);
         // Shared with the product's own sign-in (Elixir's): keep the key's shape.
-        let address_bucket = format!("code:addr:{}", crate::limit_key(address));
+        let address_bucket = format!("code:addr:{}", mcp_door::limit_key(address));
         let email_bucket = format!("code:email:{}", sha256_hex(&email));
         let limited = "Too many codes were requested. Wait a while, then try again.";
         if !self
@@ -315,9 +316,10 @@ pub(super) fn too_many_attempts() -> Refusal {
     )
 }
 
-/// A lowercased address with one `@`, a dotted domain, and nothing that could break a mail
+/// The address a person typed, as the consent page and a product's own sign-in both keep it:
+/// trimmed and lowercased, with one `@`, a dotted domain, and nothing that could break a mail
 /// header; `None` otherwise.
-pub(crate) fn normalize_email(typed: &str) -> Option<String> {
+pub fn normalize_email(typed: &str) -> Option<String> {
     let email = typed.trim().to_lowercase();
     let (local, domain) = email.split_once('@')?;
     let ok = !local.is_empty()

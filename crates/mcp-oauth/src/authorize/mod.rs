@@ -2,12 +2,16 @@
 //! every POST), the pending authorization with its CSRF token, the two consent paths (email
 //! one-time code, or an existing browser session that still needs the Authorize click), and
 //! issuing the authorization code. Failures are pages, never redirects. The code step is
-//! `code`'s, HTML is `page`'s; HTTP framing and security headers are `http`'s.
+//! `code`'s, HTML is `page`'s, the types both share are `step`'s; the same-origin check of a
+//! POST is `request`'s; HTTP framing and security headers are `http`'s.
 
 mod code;
 mod page;
+mod step;
 
-pub use code::{CONSENT_CODE, CodeCheck};
+pub use code::{CONSENT_CODE, CodeCheck, normalize_email};
+pub(crate) use step::Outcome;
+use step::{Flow, Params, Refusal, bad_request, refuse};
 
 use http::{HeaderMap, StatusCode};
 
@@ -16,9 +20,10 @@ use crate::config::ms;
 use crate::crypto::{constant_time_eq, is_s256_challenge, sha256_hex};
 use crate::directory::{Account, Consent, Door};
 use crate::redirect;
+use crate::request::same_origin_post;
 use crate::scopes::{self, Offer};
 use crate::server::{AuthServer, ClientInfo};
-use crate::store::{AuthCodeRecord, GrantSubject, PendingRecord, StoreError};
+use crate::store::{AuthCodeRecord, GrantSubject, PendingRecord};
 
 /// The parameters an authorization request may carry, each at most once.
 const PARAMS: &[&str] = &[
@@ -33,94 +38,6 @@ const PARAMS: &[&str] = &[
     "switch",
 ];
 
-/// What the consent endpoint answers.
-#[derive(Debug)]
-pub(crate) enum Outcome {
-    Page {
-        status: StatusCode,
-        html: String,
-        /// The flow's `redirect_uri` when the page carries the consent form: the page's
-        /// `form-action` must also allow where that form's 303 leads.
-        redirect_uri: Option<String>,
-    },
-    /// 303 to the client with the code; optionally signing the browser in.
-    Redirect {
-        location: String,
-        set_cookie: Option<String>,
-    },
-}
-
-/// An HTML refusal.
-struct Refusal {
-    status: StatusCode,
-    title: &'static str,
-    message: String,
-}
-
-fn refuse(status: StatusCode, title: &'static str, message: impl Into<String>) -> Refusal {
-    Refusal {
-        status,
-        title,
-        message: message.into(),
-    }
-}
-
-fn bad_request(message: impl Into<String>) -> Refusal {
-    refuse(
-        StatusCode::BAD_REQUEST,
-        "This sign-in request cannot be used",
-        message,
-    )
-}
-
-impl From<StoreError> for Refusal {
-    fn from(err: StoreError) -> Self {
-        tracing::error!(error = %err, "oauth store failure on the consent page");
-        let status = match err {
-            StoreError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        refuse(
-            status,
-            "Something went wrong",
-            "The service could not complete this step. Try again in a moment.",
-        )
-    }
-}
-
-impl From<crate::directory::DirectoryError> for Refusal {
-    fn from(err: crate::directory::DirectoryError) -> Self {
-        tracing::error!(error = %err, "directory failure on the consent page");
-        refuse(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Something went wrong",
-            "The service could not complete this step. Try again in a moment.",
-        )
-    }
-}
-
-/// Form or query pairs.
-struct Params(Vec<(String, String)>);
-
-impl Params {
-    fn parse(raw: &[u8]) -> Self {
-        Self(url::form_urlencoded::parse(raw).into_owned().collect())
-    }
-    fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-    fn all(&self, name: &str) -> Vec<String> {
-        self.0
-            .iter()
-            .filter(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-            .collect()
-    }
-}
-
 /// A validated authorization request.
 struct Checked {
     client: ClientInfo,
@@ -129,15 +46,6 @@ struct Checked {
     code_challenge: String,
     door: Door,
     requested: Option<Vec<String>>,
-}
-
-/// The request as the consent step needs it: pending record, client and door re-checked.
-struct Flow {
-    pending: PendingRecord,
-    client: ClientInfo,
-    door: Door,
-    requested: Option<Vec<String>>,
-    csrf: String,
 }
 
 impl AuthServer {
@@ -261,7 +169,7 @@ impl AuthServer {
         if self
             .store
             .take_rate(
-                &format!("flow:addr:{}", crate::limit_key(address)),
+                &format!("flow:addr:{}", mcp_door::limit_key(address)),
                 hour,
                 self.config.flows_per_address_per_hour,
             )
@@ -397,7 +305,7 @@ impl AuthServer {
 
     /// Cross-site POSTs are refused before anything is read (see [`crate::same_origin_post`]).
     fn same_origin(&self, headers: &HeaderMap) -> bool {
-        crate::http::same_origin_post(headers, &self.config.issuer)
+        same_origin_post(headers, &self.config.issuer)
     }
 
     async fn load_flow(&self, form: &Params) -> Result<Flow, Refusal> {

@@ -15,8 +15,8 @@ use mcp_oauth::crypto::pkce_challenge;
 use mcp_oauth::store::OAuthStore;
 use mcp_oauth::{
     Account, AccountDirectory, AddressSource, AuthServer, AuthServerConfig, Consent, DbOptions,
-    DirectoryError, Door, FetchError, FileOutbox, MetadataFetcher, PgStore, ResourceDirectory,
-    Secret, SqliteStore, Subject,
+    DirectoryError, Door, FetchError, FileOutbox, MetadataFetcher, ResourceDirectory, Secret,
+    SqlStore, Subject,
 };
 use testkit::db::{TempDir, fresh_postgres, fresh_sqlite_url};
 use tower::ServiceExt;
@@ -331,15 +331,7 @@ async fn build(
 }
 
 async fn connect(url: &str) -> Arc<dyn OAuthStore> {
-    if url.starts_with("sqlite:") {
-        Arc::new(
-            SqliteStore::connect(url, &DbOptions::default())
-                .await
-                .unwrap(),
-        )
-    } else {
-        Arc::new(PgStore::connect(url, &DbOptions::default()).await.unwrap())
-    }
+    Arc::new(SqlStore::connect(url, &DbOptions::default()).await.unwrap())
 }
 
 /// A client's authorization request.

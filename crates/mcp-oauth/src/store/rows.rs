@@ -1,42 +1,14 @@
-//! What the two SQL backends share beyond [`sqlkit`]: the mapping of its [`DbFailure`] into
-//! [`StoreError`] (the one place database errors are translated; the classification itself is
-//! sqlkit's), row decoding into records and the column lists both schemas agree on.
+//! Rows to records: the column lists both schemas agree on and the decoding of a row of
+//! either backend into its record. The statements that select these columns are `sql`'s.
 
-use sqlkit::{Cols, DbFailure};
+use sqlkit::Cols;
 
-use super::{
+use super::areas::StoreError;
+use super::records::{
     AccessRecord, AuthCodeRecord, ClientRecord, EmailCodeRecord, GrantRecord, GrantSubject,
-    PendingRecord, RefreshRecord, RefusalCount, SessionRecord, StoreError,
+    PendingRecord, RefreshRecord, RefusalCount, SessionRecord,
 };
 use crate::scopes;
-
-impl From<DbFailure> for StoreError {
-    fn from(failure: DbFailure) -> Self {
-        match failure {
-            DbFailure::Conflict(message) => StoreError::Conflict(message),
-            DbFailure::Unavailable(message) => StoreError::Unavailable(message),
-            DbFailure::Internal(message) => StoreError::Internal(message),
-            // `StoreError` has no not-found: lookups fetch optionally and say so in their
-            // results, so a row missing where a statement required one (or the grant a new
-            // token names, gone meanwhile) stays `Internal`, as it always was here. So does a
-            // kind sqlkit adds later (`DbFailure` is non-exhaustive) until it is mapped.
-            other => StoreError::Internal(other.to_string()),
-        }
-    }
-}
-
-/// Through [`DbFailure`].
-impl From<sqlx::Error> for StoreError {
-    fn from(err: sqlx::Error) -> Self {
-        DbFailure::from(err).into()
-    }
-}
-
-impl From<sqlx::migrate::MigrateError> for StoreError {
-    fn from(err: sqlx::migrate::MigrateError) -> Self {
-        DbFailure::from(err).into()
-    }
-}
 
 /// A JSON array of strings.
 pub(crate) fn json_list(items: &[String]) -> String {
