@@ -315,7 +315,7 @@ pub fn parse_at(text: &str, zone: &jiff::tz::TimeZone) -> Option<Timestamp> {
         let date: Date = text.parse().ok()?;
         return ts(reset_of(date)?);
     }
-    crate::window::parse_instant(text, zone)
+    crate::time::parse_instant(text, zone)
 }
 
 /// Whether `weekday` is a battle day (Thursday to Sunday).

@@ -12,6 +12,23 @@ pub type Millis = i64;
 /// The longest zone name an argument may carry (SURFACE §2.1 WINDOW).
 pub const MAX_ZONE_LEN: usize = 64;
 
+/// Reads an ISO instant: with an offset (or `Z`) it is itself; without one it is a wall
+/// time in `zone` (a time skipped or repeated by a clock change takes the earlier reading).
+pub fn parse_instant(text: &str, zone: &TimeZone) -> Option<Timestamp> {
+    if let Ok(ts) = text.parse::<Timestamp>() {
+        return Some(ts);
+    }
+    let civil: DateTime = text.parse().ok()?;
+    // `YYYY-MM-DD` alone parses as a DateTime too; dates are the caller's to read
+    if text.len() <= 10 {
+        return None;
+    }
+    zone.to_ambiguous_zoned(civil)
+        .compatible()
+        .ok()
+        .map(|z| z.timestamp())
+}
+
 /// An instant as ISO 8601 UTC to the second with a trailing `Z` (`2026-09-18T19:34:12Z`).
 pub fn iso(ts: Timestamp) -> String {
     ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()

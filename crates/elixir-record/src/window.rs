@@ -3,11 +3,12 @@
 //! `bad_request`; and each tool's default window. Pure: the current time is an argument.
 
 use jiff::Timestamp;
-use jiff::civil::{Date, DateTime};
+use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use serde::{Deserialize, Serialize};
 
 use crate::calendar::{self, DAY_MS, Season, WEEK_MS};
+pub use crate::time::parse_instant;
 use crate::time::{Millis, iso_serde, iso_serde_opt};
 
 /// `days` takes 1 to this many.
@@ -188,23 +189,6 @@ pub enum WindowError {
     /// A season outside the calendar.
     #[error("no such season")]
     UnknownSeason,
-}
-
-/// Reads an ISO instant: with an offset (or `Z`) it is itself; without one it is a wall
-/// time in `zone` (a time skipped or repeated by a clock change takes the earlier reading).
-pub fn parse_instant(text: &str, zone: &TimeZone) -> Option<Timestamp> {
-    if let Ok(ts) = text.parse::<Timestamp>() {
-        return Some(ts);
-    }
-    let civil: DateTime = text.parse().ok()?;
-    // `YYYY-MM-DD` alone parses as a DateTime too; dates are the caller's to read
-    if text.len() <= 10 {
-        return None;
-    }
-    zone.to_ambiguous_zoned(civil)
-        .compatible()
-        .ok()
-        .map(|z| z.timestamp())
 }
 
 fn date_only(text: &str) -> Option<Date> {
