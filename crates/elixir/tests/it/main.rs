@@ -27,4 +27,5 @@ mod pages;
 mod python_oauth;
 mod refusals;
 mod signin;
+mod snapshots;
 mod support;

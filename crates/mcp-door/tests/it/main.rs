@@ -17,6 +17,7 @@ mod listener;
 mod metrics;
 mod redis;
 mod serve;
+mod snapshots;
 mod support;
 mod tools;
 mod transport;

@@ -1,6 +1,7 @@
 //! mcp-oauth's integration tests, one binary: every negative test of the security page by
 //! its number (`nNN_…`), run on SQLite and, with `TEST_DATABASE_URL`, on PostgreSQL; the
-//! positive flows; discovery snapshots; metadata documents; shared migrations.
+//! positive flows; discovery snapshots; metadata documents; shared migrations; insta snapshots
+//! of the JSON surface.
 
 // The whole binary is test code; clippy.toml's allow-*-in-tests only covers `#[test]` bodies,
 // not the shared helpers.
@@ -16,4 +17,5 @@ mod flows;
 mod migrations;
 mod register;
 mod resource;
+mod snapshots;
 mod token;

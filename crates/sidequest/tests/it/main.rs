@@ -13,5 +13,6 @@ mod outage;
 mod player;
 mod python_sdk;
 mod rest;
+mod snapshots;
 mod store;
 mod support;
