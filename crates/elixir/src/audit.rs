@@ -2,7 +2,9 @@
 //! id, account, agent, door, tool, arguments and answer trimmed at 4,000 bytes, error code,
 //! duration). The door's audit hook must not block, so rows go through a channel to one
 //! writer task; [`AuditWriter::flush`] waits until everything queued so far is stored (the
-//! feedback tool uses it to find the caller's previous call).
+//! feedback tool uses it to find the caller's previous call). The answer and its error code
+//! come with the door's record, as values the tool handed over ([`Answer`],
+//! `CallOutcome::error_code`).
 
 use std::sync::Arc;
 
@@ -13,6 +15,11 @@ use uuid::Uuid;
 use crate::domain::trim_bytes;
 use crate::services::Services;
 use crate::store::{AuditEntry, SharedStore};
+
+/// The answer text of a tool call as its envelope rendered it, handed to the audit in the
+/// call's `CallOutcome` extensions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer(pub String);
 
 /// Arguments and answers are kept up to this many bytes.
 pub const AUDIT_TRIM_BYTES: usize = 4_000;
@@ -86,7 +93,6 @@ pub struct ElixirAudit {
 
 impl AuditSink for ElixirAudit {
     fn record(&self, record: AuditRecord) {
-        let scratch = self.services.scratch.take(record.request_id);
         let (Some(tool), Some(subject)) = (record.tool.clone(), record.subject.clone()) else {
             TracingAudit.record(record);
             return;
@@ -103,11 +109,11 @@ impl AuditSink for ElixirAudit {
             door: record.door.clone(),
             tool: Some(tool),
             arguments,
-            response: scratch
-                .response
-                .as_deref()
-                .map(|r| trim_bytes(r, AUDIT_TRIM_BYTES)),
-            error_code: scratch.error_code.or_else(|| record.error.clone()),
+            response: record
+                .extensions
+                .get::<Answer>()
+                .map(|a| trim_bytes(&a.0, AUDIT_TRIM_BYTES)),
+            error_code: record.error.clone(),
             duration_ms: i64::try_from(record.duration_ms).unwrap_or(i64::MAX),
             created_at: self.services.now(),
         };
