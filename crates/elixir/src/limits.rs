@@ -47,7 +47,9 @@ pub struct HourUsed(pub i64);
 /// The daily counter a metered call was billed to, for its refund.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Billed {
+    /// The counter's subject (`calls:<account id>`).
     pub subject: String,
+    /// The start of the UTC day it was counted in.
     pub start: Millis,
 }
 
