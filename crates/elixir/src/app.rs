@@ -26,7 +26,7 @@ use crate::mcp::ElixirPresenter;
 use crate::oauth::{OAuthParts, OAuthSettings, OAuthSetupError, OAuthVerifier};
 use crate::recorder::{PollSettings, Poller};
 use crate::resources::Docs;
-use crate::services::{ScratchPad, Services, Settings};
+use crate::services::{Services, Settings};
 use crate::store::{self, DbOptions, SharedStore};
 use crate::tools::{self, Flag, ToolSpec};
 use crate::upstream::{Upstream, UpstreamConfig, UpstreamError};
@@ -154,7 +154,6 @@ impl AppState {
             clock,
             random,
             content: Arc::new(content),
-            scratch: ScratchPad::default(),
             settings: Settings {
                 public_url: config.settings.public_url.trim_end_matches('/').to_owned(),
                 ..config.settings.clone()

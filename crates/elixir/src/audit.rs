@@ -1,7 +1,9 @@
 //! The call log: every `tools/call` that reached a principal becomes one `audit` row (request
 //! id, account, agent, door, tool, arguments and answer trimmed at 4,000 bytes, error code,
 //! duration). The door's audit hook must not block, so it hands each row to the
-//! [`AuditWriter`](crate::audit_writer::AuditWriter) queue, which owns storing them.
+//! [`AuditWriter`](crate::audit_writer::AuditWriter) queue, which owns storing them. The answer
+//! and its error code come with the door's record, as values the tool handed over
+//! ([`Answer`], `CallOutcome::error_code`).
 
 use std::sync::Arc;
 
@@ -11,6 +13,11 @@ use uuid::Uuid;
 use crate::domain::trim_bytes;
 use crate::model::AuditEntry;
 use crate::services::Services;
+
+/// The answer text of a tool call as its envelope rendered it, handed to the audit in the
+/// call's `CallOutcome` extensions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer(pub String);
 
 /// Arguments and answers are kept up to this many bytes.
 pub const AUDIT_TRIM_BYTES: usize = 4_000;
@@ -33,7 +40,6 @@ pub struct ElixirAudit {
 
 impl AuditSink for ElixirAudit {
     fn record(&self, record: AuditRecord) {
-        let scratch = self.services.scratch.take(record.request_id);
         let (Some(tool), Some(subject)) = (record.tool.clone(), record.subject.clone()) else {
             TracingAudit.record(record);
             return;
@@ -50,11 +56,11 @@ impl AuditSink for ElixirAudit {
             door: record.door.clone(),
             tool: Some(tool),
             arguments,
-            response: scratch
-                .response
-                .as_deref()
-                .map(|r| trim_bytes(r, AUDIT_TRIM_BYTES)),
-            error_code: scratch.error_code.or_else(|| record.error.clone()),
+            response: record
+                .extensions
+                .get::<Answer>()
+                .map(|a| trim_bytes(&a.0, AUDIT_TRIM_BYTES)),
+            error_code: record.error.clone(),
             duration_ms: i64::try_from(record.duration_ms).unwrap_or(i64::MAX),
             created_at: self.services.now(),
         };

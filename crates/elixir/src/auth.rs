@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mcp_door::{AuthError, AuthRequest, Authenticator, Principal, bearer_token};
+use mcp_door::{AuthError, AuthRequest, Authenticator, InvalidReason, Principal, bearer_token};
 use uuid::Uuid;
 
 use crate::domain::{
@@ -67,9 +67,6 @@ pub struct DoorAuth {
     pub verifier: Option<Arc<dyn AccessTokenVerifier>>,
 }
 
-/// The `AuthError::Invalid` detail of a suspended agent: mcp-door hands the challenge only the
-/// error, and the challenge names the suspension.
-const SUSPENDED: &str = "suspended";
 /// The refusal-count credential of a refused token whose grant is known: `grant:<id>`.
 pub const GRANT_CREDENTIAL: &str = "grant:";
 /// The refusal-count credential of every presented credential Elixir does not know.
@@ -119,8 +116,8 @@ impl Counted {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Reason {
     Missing,
-    /// 401 `invalid_token`, with what the log says about it.
-    Invalid(&'static str),
+    /// 401 `invalid_token`, for this reason.
+    Invalid(InvalidReason),
     Suspended,
     WrongResource,
     /// The store could not answer: 503, not counted.
@@ -142,8 +139,8 @@ impl Refused {
         }
     }
 
-    fn unknown(detail: &'static str) -> Self {
-        Self::new(&Counted::Unknown, Reason::Invalid(detail))
+    fn unknown(reason: InvalidReason) -> Self {
+        Self::new(&Counted::Unknown, Reason::Invalid(reason))
     }
 
     fn unavailable(e: &StoreError) -> Self {
@@ -155,8 +152,8 @@ impl Refused {
     fn error(&self) -> AuthError {
         match self.reason {
             Reason::Missing => AuthError::Missing,
-            Reason::Invalid(detail) => AuthError::Invalid(detail.to_owned()),
-            Reason::Suspended => AuthError::Invalid(SUSPENDED.to_owned()),
+            Reason::Invalid(reason) => AuthError::Invalid(reason),
+            Reason::Suspended => AuthError::Invalid(InvalidReason::Suspended),
             Reason::WrongResource => AuthError::Forbidden {
                 code: WRONG_RESOURCE.into(),
                 message: "This credential is valid at another Elixir door, not this one.".into(),
@@ -170,7 +167,7 @@ impl Refused {
         match self.reason {
             Reason::Missing => Some("missing"),
             Reason::Invalid(_) => Some("invalid_token"),
-            Reason::Suspended => Some(SUSPENDED),
+            Reason::Suspended => Some("suspended"),
             Reason::WrongResource => Some(WRONG_RESOURCE),
             Reason::Unavailable => None,
         }
@@ -188,12 +185,12 @@ impl DoorAuth {
             return self.service_key(request.path, token).await;
         }
         let Some(verifier) = &self.verifier else {
-            return Err(Refused::unknown("no OAuth verifier configured"));
+            return Err(Refused::unknown(InvalidReason::Unknown));
         };
         let door_url = format!("{}{}", self.services.settings.public_url, request.path);
         let grant = match verifier.verify(token, &door_url).await {
             Ok(g) => g,
-            Err(VerifyError::Invalid) => return Err(Refused::unknown("unknown token")),
+            Err(VerifyError::Invalid) => return Err(Refused::unknown(InvalidReason::Unknown)),
             Err(VerifyError::WrongResource { grant_id }) => {
                 return Err(Refused::new(
                     &Counted::Grant(grant_id),
@@ -206,7 +203,7 @@ impl DoorAuth {
             Err(VerifyError::Refused { grant_id }) => {
                 return Err(Refused::new(
                     &Counted::Grant(grant_id),
-                    Reason::Invalid("token of an ended grant"),
+                    Reason::Invalid(InvalidReason::Revoked),
                 ));
             }
         };
@@ -222,7 +219,10 @@ impl DoorAuth {
             }
             _ => {
                 let Some(public_id) = self.public_id(request.path) else {
-                    return Err(Refused::new(&counted, Reason::Invalid("not a door path")));
+                    return Err(Refused::new(
+                        &counted,
+                        Reason::Invalid(InvalidReason::Unknown),
+                    ));
                 };
                 let agent = self
                     .services
@@ -231,7 +231,9 @@ impl DoorAuth {
                     .await
                     .map_err(|e| Refused::unavailable(&e))?
                     .filter(|a| a.kind == self.kind)
-                    .ok_or_else(|| Refused::new(&counted, Reason::Invalid("unknown public id")))?;
+                    .ok_or_else(|| {
+                        Refused::new(&counted, Reason::Invalid(InvalidReason::Unknown))
+                    })?;
                 if grant.agent_id != Some(agent.id) {
                     return Err(Refused::new(&counted, Reason::WrongResource));
                 }
@@ -243,7 +245,7 @@ impl DoorAuth {
 
     async fn service_key(&self, path: &str, token: &str) -> Result<Principal, Refused> {
         if !is_service_key(token) {
-            return Err(Refused::unknown("malformed service key"));
+            return Err(Refused::unknown(InvalidReason::Malformed));
         }
         let agent = self
             .services
@@ -251,7 +253,7 @@ impl DoorAuth {
             .agent_by_key_digest(&digest(token))
             .await
             .map_err(|e| Refused::unavailable(&e))?
-            .ok_or_else(|| Refused::unknown("unknown service key"))?;
+            .ok_or_else(|| Refused::unknown(InvalidReason::Unknown))?;
         // The key of an existing agent: counted under its own hint, which its owner sees.
         let counted = Counted::Key(credential_hint(token));
         if agent.suspended {
@@ -280,7 +282,7 @@ impl DoorAuth {
             .account(account_id)
             .await
             .map_err(|e| Refused::unavailable(&e))?
-            .ok_or_else(|| Refused::new(counted, Reason::Invalid("account gone")))?;
+            .ok_or_else(|| Refused::new(counted, Reason::Invalid(InvalidReason::Inactive)))?;
         let caller = Caller {
             kind: Kind::Person,
             account_id,
@@ -316,7 +318,7 @@ impl DoorAuth {
             .account(agent.owner_account_id)
             .await
             .map_err(|e| Refused::unavailable(&e))?
-            .ok_or_else(|| Refused::new(counted, Reason::Invalid("owner gone")))?;
+            .ok_or_else(|| Refused::new(counted, Reason::Invalid(InvalidReason::Inactive)))?;
         let caller = Caller {
             kind: agent.kind,
             account_id: owner.id,
@@ -374,7 +376,7 @@ impl Authenticator for DoorAuth {
             Err(e) => {
                 let reason = match e {
                     AuthError::Missing => Reason::Missing,
-                    _ => Reason::Invalid("malformed authorization header"),
+                    _ => Reason::Invalid(InvalidReason::Malformed),
                 };
                 let refused = Refused::new(&Counted::Nothing, reason);
                 self.count_refusal(request, &refused).await;
@@ -396,7 +398,7 @@ impl Authenticator for DoorAuth {
             self.services.settings.public_url
         );
         let description = match error {
-            AuthError::Invalid(r) if r == SUSPENDED => ", error_description=\"suspended\"",
+            AuthError::Invalid(InvalidReason::Suspended) => ", error_description=\"suspended\"",
             AuthError::Forbidden { .. } => ", error_description=\"wrong_resource\"",
             _ => "",
         };
@@ -463,14 +465,14 @@ mod tests {
         let cases = [
             (Reason::Missing, AuthError::Missing, Some("missing")),
             (
-                Reason::Invalid("owner gone"),
-                AuthError::Invalid("owner gone".into()),
+                Reason::Invalid(InvalidReason::Inactive),
+                AuthError::Invalid(InvalidReason::Inactive),
                 Some("invalid_token"),
             ),
-            // the challenge reads the suspension from the error mcp-door hands it
+            // the challenge reads the suspension from the error mcp-door hands it, as a variant
             (
                 Reason::Suspended,
-                AuthError::Invalid(SUSPENDED.into()),
+                AuthError::Invalid(InvalidReason::Suspended),
                 Some("suspended"),
             ),
             (Reason::Unavailable, AuthError::Unavailable, None),

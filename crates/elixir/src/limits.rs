@@ -2,16 +2,17 @@
 //! notifications and `ping` exempt) and the daily quota per paying account by tier (reset
 //! 00:00 UTC; Help tools free), as the door's method gate. Counters live in the store, so they
 //! hold across instances on PostgreSQL; an unreachable counter fails open and is logged.
-//! `meta.quota` is computed here, once per call, and left on the request's scratch pad.
+//! `meta.quota` is computed here, once per call. What the gate counts travels with the request
+//! as typed values in its extensions ([`HourUsed`], [`Billed`], [`QuotaSnapshot`]): the tool
+//! stage reads the hourly count, the handler the snapshot and the billed counter (refunds).
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use http::StatusCode;
-use mcp_door::{GateRefusal, GateRequest, GateStage, MethodGate};
+use mcp_door::{Extensions, GateRefusal, GateRequest, GateStage, MethodGate};
 use serde_json::{Value, json};
-use uuid::Uuid;
 
 use crate::domain::{Millis, iso};
 use crate::model::Window;
@@ -40,6 +41,23 @@ pub fn seconds_until(end: Millis, now: Millis) -> u64 {
         .div_ceil(1000)
 }
 
+/// The hourly count after this request was admitted (set at the framed stage).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HourUsed(pub i64);
+
+/// The daily counter a metered call was billed to, for its refund.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Billed {
+    /// The counter's subject (`calls:<account id>`).
+    pub subject: String,
+    /// The start of the UTC day it was counted in.
+    pub start: Millis,
+}
+
+/// `meta.quota` as of the gate's accounting of a resolved tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuotaSnapshot(pub Value);
+
 /// The method gate metering every door.
 pub struct Limiter {
     pub services: Arc<Services>,
@@ -48,11 +66,7 @@ pub struct Limiter {
 }
 
 impl Limiter {
-    fn caller<'a>(&self, r: &'a GateRequest<'_>) -> Option<&'a Caller> {
-        r.principal.ext::<Caller>()
-    }
-
-    async fn hourly(&self, r: &GateRequest<'_>, caller: &Caller) -> Result<(), GateRefusal> {
+    async fn hourly(&self, r: &mut GateRequest<'_>, caller: &Caller) -> Result<(), GateRefusal> {
         if matches!(r.method, "initialize" | "ping") {
             return Ok(());
         }
@@ -66,9 +80,7 @@ impl Limiter {
             .await
         {
             Ok(Some(used)) => {
-                self.services
-                    .scratch
-                    .update(r.request_id, |s| s.hour_used = Some(used));
+                r.extensions.insert(HourUsed(used));
                 Ok(())
             }
             Ok(None) => {
@@ -99,7 +111,7 @@ impl Limiter {
         }
     }
 
-    async fn daily(&self, r: &GateRequest<'_>, caller: &Caller) -> Result<(), GateRefusal> {
+    async fn daily(&self, r: &mut GateRequest<'_>, caller: &Caller) -> Result<(), GateRefusal> {
         let metered = r.tool.is_some_and(|t| !self.unmetered.contains(t));
         let now = self.services.now();
         let start = day_start(now);
@@ -113,9 +125,10 @@ impl Limiter {
                 .await
             {
                 Ok(Some(n)) => {
-                    self.services
-                        .scratch
-                        .update(r.request_id, |s| s.billed = Some((subject.clone(), start)));
+                    r.extensions.insert(Billed {
+                        subject: subject.clone(),
+                        start,
+                    });
                     Some(n)
                 }
                 Ok(None) => {
@@ -146,12 +159,11 @@ impl Limiter {
         } else {
             None
         };
-        let hour_used = self.services.scratch.get(r.request_id).hour_used;
+        let hour_used = hour_used(r.extensions);
         match quota(&self.services, caller, hour_used, used).await {
-            Ok(q) => self
-                .services
-                .scratch
-                .update(r.request_id, |s| s.quota = Some(q)),
+            Ok(q) => {
+                r.extensions.insert(QuotaSnapshot(q));
+            }
             Err(e) => tracing::warn!(error = %e, "quota snapshot unavailable"),
         }
         Ok(())
@@ -160,8 +172,9 @@ impl Limiter {
 
 #[async_trait]
 impl MethodGate for Limiter {
-    async fn check(&self, r: &GateRequest<'_>) -> Result<(), GateRefusal> {
-        let Some(caller) = self.caller(r) else {
+    async fn check(&self, r: &mut GateRequest<'_>) -> Result<(), GateRefusal> {
+        let principal = r.principal;
+        let Some(caller) = principal.ext::<Caller>() else {
             return Ok(());
         };
         match r.stage {
@@ -170,6 +183,11 @@ impl MethodGate for Limiter {
             _ => Ok(()),
         }
     }
+}
+
+/// The hourly count the gate left in a request's extensions, if it counted one.
+pub fn hour_used(extensions: &Extensions) -> Option<i64> {
+    extensions.get::<HourUsed>().map(|h| h.0)
 }
 
 /// One allowance: `{used, max, remaining}`, or `{used, unlimited: true}`.
@@ -220,10 +238,14 @@ pub async fn quota(
     }))
 }
 
-/// Takes a refunded call back off the daily counter it was billed to.
-pub async fn refund(services: &Services, request_id: Uuid) {
-    if let Some((subject, start)) = services.scratch.get(request_id).billed
-        && let Err(e) = services.store.refund(&subject, Window::Day, start).await
+/// Takes a refunded call back off the daily counter it was billed to (the [`Billed`] the
+/// gate left in the request's extensions; an unbilled call has nothing to refund).
+pub async fn refund(services: &Services, extensions: &Extensions) {
+    if let Some(billed) = extensions.get::<Billed>()
+        && let Err(e) = services
+            .store
+            .refund(&billed.subject, Window::Day, billed.start)
+            .await
     {
         tracing::warn!(error = %e, "refund not recorded");
     }

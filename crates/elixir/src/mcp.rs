@@ -5,12 +5,14 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use mcp_door::model::{CallToolResult, Implementation};
-use mcp_door::{CallContext, Presenter, Principal, Violation};
+use mcp_door::model::Implementation;
+use mcp_door::{CallContext, CallOutcome, Presenter, Principal, Violation};
 use serde_json::{Map, Value, json};
 
+use crate::audit::Answer;
 use crate::domain::Kind;
 use crate::envelope::{self, CONTRACT_VERSION, ErrorCode, ToolError};
+use crate::limits::QuotaSnapshot;
 use crate::services::{Caller, Services};
 
 /// `serverInfo.name`.
@@ -69,13 +71,14 @@ pub struct ElixirPresenter {
 }
 
 impl ElixirPresenter {
-    /// The `bad_request` body for schema violations, with `meta` when the call is known.
+    /// The `bad_request` body for schema violations, with `meta` when the call is known; the
+    /// code and the answer text ride the outcome to the audit.
     fn bad_request(
         &self,
         ctx: Option<&CallContext>,
         tool: &str,
         violations: &[Violation],
-    ) -> CallToolResult {
+    ) -> CallOutcome {
         let detail: Vec<String> = violations
             .iter()
             .take(5)
@@ -101,21 +104,16 @@ impl ElixirPresenter {
         let meta = match ctx {
             Some(ctx) => {
                 let mut meta = crate::tools::base_meta(&self.services, ctx.request_id);
-                if let Some(q) = self.services.scratch.get(ctx.request_id).quota {
-                    meta["quota"] = q;
+                if let Some(q) = ctx.extensions.get::<QuotaSnapshot>() {
+                    meta["quota"] = q.0.clone();
                 }
                 meta
             }
             None => crate::tools::base_meta(&self.services, uuid::Uuid::nil()),
         };
         let rendered = envelope::error(&error, &meta);
-        if let Some(ctx) = ctx {
-            self.services.scratch.update(ctx.request_id, |s| {
-                s.response = Some(rendered.text.clone());
-                s.error_code = Some(ErrorCode::BadRequest.as_str().to_owned());
-            });
-        }
-        rendered.result
+        CallOutcome::failed(ErrorCode::BadRequest.as_str(), rendered.result)
+            .with_extension(Answer(rendered.text))
     }
 }
 
@@ -150,7 +148,7 @@ impl Presenter for ElixirPresenter {
         capabilities
     }
 
-    fn invalid_arguments(&self, tool: &str, violations: &[Violation]) -> CallToolResult {
+    fn invalid_arguments(&self, tool: &str, violations: &[Violation]) -> CallOutcome {
         self.bad_request(None, tool, violations)
     }
 
@@ -159,7 +157,7 @@ impl Presenter for ElixirPresenter {
         ctx: &CallContext,
         tool: &str,
         violations: &[Violation],
-    ) -> CallToolResult {
+    ) -> CallOutcome {
         self.bad_request(Some(ctx), tool, violations)
     }
 

@@ -1,13 +1,12 @@
 //! What every door, tool and hook of one server shares: the store, the injected clock and
-//! randomness, the parsed content, the per-request scratch pad, and the audit writer.
+//! randomness, the parsed content and the audit writer. Nothing here is per request: what a
+//! request learns travels with it (mcp-door's request extensions).
 
-use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use mcp_door::Clock;
 use mcp_oauth::AddressSource;
-use serde_json::Value;
 use uuid::Uuid;
 
 use crate::audit_writer::AuditWriter;
@@ -75,49 +74,6 @@ impl Caller {
     }
 }
 
-/// What one request leaves for later stages (gate → handler/presenter → audit).
-#[derive(Debug, Clone, Default)]
-pub struct Scratch {
-    /// The hourly count after this request was admitted.
-    pub hour_used: Option<i64>,
-    /// `meta.quota` as of the gate's accounting.
-    pub quota: Option<Value>,
-    /// The daily counter this call was billed to (for refunds).
-    pub billed: Option<(String, Millis)>,
-    /// The tool result text and its error code, for the audit.
-    pub response: Option<String>,
-    pub error_code: Option<String>,
-}
-
-/// Per-request scratch pads, keyed by the door's request id; emptied by the audit sink at the
-/// end of every request.
-#[derive(Debug, Default)]
-pub struct ScratchPad(Mutex<HashMap<Uuid, Scratch>>);
-
-impl ScratchPad {
-    pub fn update(&self, id: Uuid, f: impl FnOnce(&mut Scratch)) {
-        if let Ok(mut map) = self.0.lock() {
-            f(map.entry(id).or_default());
-        }
-    }
-
-    pub fn get(&self, id: Uuid) -> Scratch {
-        self.0
-            .lock()
-            .ok()
-            .and_then(|m| m.get(&id).cloned())
-            .unwrap_or_default()
-    }
-
-    pub fn take(&self, id: Uuid) -> Scratch {
-        self.0
-            .lock()
-            .ok()
-            .and_then(|mut m| m.remove(&id))
-            .unwrap_or_default()
-    }
-}
-
 /// Settings of one server.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -153,7 +109,6 @@ pub struct Services {
     pub clock: Arc<dyn Clock>,
     pub random: Arc<dyn Random>,
     pub content: Arc<Content>,
-    pub scratch: ScratchPad,
     pub audit: AuditWriter,
     pub settings: Settings,
 }

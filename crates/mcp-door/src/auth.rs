@@ -82,14 +82,42 @@ pub enum AuthError {
     #[error("missing bearer token")]
     Missing,
     /// The credential is unknown, expired, revoked, of the wrong kind or its owner is inactive → 401.
+    /// The reason is a value, so a challenge can name it (see [`InvalidReason::Suspended`]).
     #[error("invalid token: {0}")]
-    Invalid(String),
+    Invalid(InvalidReason),
     /// The credential is valid but not for this door → 403 with this error code.
     #[error("forbidden: {code}: {message}")]
     Forbidden { code: String, message: String },
     /// The credential store cannot be reached → 503.
     #[error("credential store unavailable")]
     Unavailable,
+}
+
+/// Why a presented credential was refused as `invalid_token` (401). Every reason gets the same
+/// answer from the door; [`Authenticator::challenge_at`] may word its `WWW-Authenticate`
+/// differently for some (Elixir adds `error_description="suspended"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InvalidReason {
+    /// The `Authorization` header is not one usable bearer (repeated, unreadable, characters
+    /// outside RFC 6750 `b64token`), or the credential is not well formed.
+    #[error("malformed")]
+    Malformed,
+    /// Not a credential this door knows: unknown, of another kind, or for no door here.
+    #[error("unknown")]
+    Unknown,
+    /// It was valid and has expired.
+    #[error("expired")]
+    Expired,
+    /// It was revoked, or the grant behind it otherwise ended.
+    #[error("revoked")]
+    Revoked,
+    /// Its owner is inactive or gone, or no longer holds the role this door needs.
+    #[error("inactive")]
+    Inactive,
+    /// The agent it belongs to is suspended by its owner.
+    #[error("suspended")]
+    Suspended,
 }
 
 /// Decides who is calling. Runs before the body is read.
@@ -128,13 +156,11 @@ pub fn bearer_token(headers: &HeaderMap) -> Result<&str, AuthError> {
     let mut values = headers.get_all(http::header::AUTHORIZATION).iter();
     let value = values.next().ok_or(AuthError::Missing)?;
     if values.next().is_some() {
-        return Err(AuthError::Invalid(
-            "more than one Authorization header".into(),
-        ));
+        return Err(AuthError::Invalid(InvalidReason::Malformed));
     }
     let value = value
         .to_str()
-        .map_err(|_| AuthError::Invalid("unreadable Authorization header".into()))?;
+        .map_err(|_| AuthError::Invalid(InvalidReason::Malformed))?;
     let (scheme, token) = value.split_once(' ').ok_or(AuthError::Missing)?;
     if !scheme.eq_ignore_ascii_case("bearer") {
         return Err(AuthError::Missing);
@@ -147,7 +173,7 @@ pub fn bearer_token(headers: &HeaderMap) -> Result<&str, AuthError> {
     if ok {
         Ok(token)
     } else {
-        Err(AuthError::Invalid("malformed bearer token".into()))
+        Err(AuthError::Invalid(InvalidReason::Malformed))
     }
 }
 
@@ -172,18 +198,10 @@ mod tests {
             bearer_token(&headers(&["Basic dXNlcjpwYXNz"])),
             Err(AuthError::Missing)
         );
-        assert!(matches!(
-            bearer_token(&headers(&["Bearer "])),
-            Err(AuthError::Invalid(_))
-        ));
-        assert!(matches!(
-            bearer_token(&headers(&["Bearer a b"])),
-            Err(AuthError::Invalid(_))
-        ));
-        assert!(matches!(
-            bearer_token(&headers(&["Bearer a", "Bearer b"])),
-            Err(AuthError::Invalid(_))
-        ));
+        let malformed = Err(AuthError::Invalid(InvalidReason::Malformed));
+        assert_eq!(bearer_token(&headers(&["Bearer "])), malformed);
+        assert_eq!(bearer_token(&headers(&["Bearer a b"])), malformed);
+        assert_eq!(bearer_token(&headers(&["Bearer a", "Bearer b"])), malformed);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::auth::Principal;
+use crate::outcome::{CallOutcome, Extensions};
 
 /// What a handler knows about the call besides its arguments.
 #[derive(Debug, Clone)]
@@ -22,6 +23,9 @@ pub struct CallContext {
     /// Undeclared arguments the door removed before validation because the presenter lists
     /// them as lenient for this tool and kind (see `Presenter::lenient_arguments`).
     pub ignored_arguments: Vec<String>,
+    /// What the request has learned so far, as typed values: whatever the method gate added
+    /// (a product's metering outcome). Read with `ctx.extensions.get::<T>()`.
+    pub extensions: Extensions,
 }
 
 /// A failure that is not the product's domain answer: the door renders it.
@@ -36,12 +40,10 @@ pub enum ToolFailure {
     Internal(String),
 }
 
-/// A tool handler: validated arguments in, a tool result out.
+/// A tool handler: validated arguments in, a tool result and what the door records about it
+/// out.
 pub type Handler = Arc<
-    dyn Fn(
-            CallContext,
-            Map<String, Value>,
-        ) -> BoxFuture<'static, Result<CallToolResult, ToolFailure>>
+    dyn Fn(CallContext, Map<String, Value>) -> BoxFuture<'static, Result<CallOutcome, ToolFailure>>
         + Send
         + Sync,
 >;
@@ -74,7 +76,10 @@ impl std::fmt::Debug for ToolDecl {
 }
 
 impl ToolDecl {
-    /// Declares a tool with a handler built from an async closure.
+    /// Declares a tool whose async handler answers a bare [`CallToolResult`]: for tools whose
+    /// results are never domain errors (an `isError` result of theirs is audited as
+    /// [`crate::outcome::UNCODED_TOOL_ERROR`]). Tools with error codes use
+    /// [`ToolDecl::new_with_outcome`].
     pub fn new<F, Fut>(
         name: &str,
         title: &str,
@@ -85,6 +90,25 @@ impl ToolDecl {
     where
         F: Fn(CallContext, Map<String, Value>) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<CallToolResult, ToolFailure>> + Send + 'static,
+    {
+        Self::new_with_outcome(name, title, description, input_schema, move |ctx, args| {
+            let answer = handler(ctx, args);
+            async move { answer.await.map(CallOutcome::from) }
+        })
+    }
+
+    /// Declares a tool whose async handler answers a [`CallOutcome`]: its result plus, for an
+    /// `isError` result, the error code the audit and metrics record.
+    pub fn new_with_outcome<F, Fut>(
+        name: &str,
+        title: &str,
+        description: &str,
+        input_schema: Value,
+        handler: F,
+    ) -> Self
+    where
+        F: Fn(CallContext, Map<String, Value>) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<CallOutcome, ToolFailure>> + Send + 'static,
     {
         Self {
             name: name.to_owned(),

@@ -3,7 +3,9 @@
 //! runs before the body is read, so it cannot exempt methods; a product that meters by method
 //! (say, "`initialize` and `ping` are free, tool calls count against a daily quota") does it
 //! here. The door renders a refusal exactly as the gate words it: HTTP status, optional
-//! `Retry-After`, and the JSON-RPC error code, message and `data`.
+//! `Retry-After`, and the JSON-RPC error code, message and `data`. What a gate learns (its
+//! counts, a quota snapshot, the counter a call was billed to) it adds to the request's
+//! [`GateRequest::extensions`], where later stages, the handler and the audit record find it.
 
 use async_trait::async_trait;
 use http::StatusCode;
@@ -11,6 +13,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::auth::Principal;
+use crate::outcome::Extensions;
 
 /// Where in the request path the gate is consulted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +37,10 @@ pub struct GateRequest<'a> {
     pub tool: Option<&'a str>,
     /// The id the door minted for this request (the one handlers see in `CallContext`).
     pub request_id: Uuid,
+    /// The request's typed values: what an earlier stage added, and where this one adds its
+    /// own (handlers read them in `CallContext::extensions`, the audit in
+    /// `AuditRecord::extensions`).
+    pub extensions: &'a mut Extensions,
 }
 
 /// A refusal, rendered as-is by the door.
@@ -53,5 +60,6 @@ pub struct GateRefusal {
 /// open or refuse); the door only renders what it returns.
 #[async_trait]
 pub trait MethodGate: Send + Sync + 'static {
-    async fn check(&self, request: &GateRequest<'_>) -> Result<(), GateRefusal>;
+    /// Passes or refuses `request`; a pass may leave values in `request.extensions`.
+    async fn check(&self, request: &mut GateRequest<'_>) -> Result<(), GateRefusal>;
 }

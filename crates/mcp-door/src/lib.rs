@@ -5,6 +5,27 @@
 //! layers and auditing. Products supply an [`Authenticator`], a [`Catalog`] of tools and a
 //! [`Presenter`] that renders identity and domain errors their own way. It knows nothing of
 //! any product.
+//!
+//! # The per-request seam
+//!
+//! What the gate, the tool call and the audit record learn about a request travels with it as
+//! typed values ([`outcome`]), never in a side table keyed by request id or in a string parsed
+//! later:
+//!
+//! - **Principal.** [`Authenticator::authenticate`] returns a [`Principal`] (with the
+//!   product's own view in [`Principal::ext`]); it reaches the gate ([`GateRequest`]), every
+//!   handler ([`CallContext::principal`]) and the audit ([`AuditRecord::principal`]). A
+//!   refusal is an [`AuthError`] whose `Invalid` reason is an [`InvalidReason`], so a
+//!   challenge matches a variant (`Suspended`), not a message.
+//! - **Metering.** The [`MethodGate`] adds what it counted to [`GateRequest::extensions`]
+//!   (an [`Extensions`] map keyed by type); the tool-stage gate sees the framed stage's
+//!   values, handlers and presenters read them in [`CallContext::extensions`], and the audit
+//!   sink in [`AuditRecord::extensions`].
+//! - **Tool error code.** A handler declared with [`ToolDecl::new_with_outcome`] (and the
+//!   presenter's [`Presenter::invalid_arguments`]) answers a [`CallOutcome`]: the rendered
+//!   result, the error code of an `isError` result, and extensions for the audit. The code
+//!   becomes [`AuditRecord::error`] and the metrics' `outcome` label; the door never reads a
+//!   tool's rendered text.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -20,6 +41,7 @@ pub mod gate;
 pub mod hooks;
 pub mod jsonrpc;
 pub mod metrics;
+pub mod outcome;
 pub mod random;
 pub mod serve;
 
@@ -28,7 +50,7 @@ pub use admission::{
     Admission, AdmissionError, Limits, LocalAdmission, Permit, PreAuthGate, RedisAdmission,
 };
 pub use audit::{AuditRecord, AuditSink, TracingAudit};
-pub use auth::{AuthError, AuthRequest, Authenticator, Principal, bearer_token};
+pub use auth::{AuthError, AuthRequest, Authenticator, InvalidReason, Principal, bearer_token};
 pub use catalog::{
     CallContext, Catalog, CatalogError, ToolDecl, ToolFailure, Violation, tool_json,
 };
@@ -37,6 +59,7 @@ pub use door::{Door, DoorConfig, Presenter, SUPPORTED_PROTOCOL_VERSIONS};
 pub use gate::{GateRefusal, GateRequest, GateStage, MethodGate};
 pub use hooks::{PromptProvider, ResourceProvider, RpcFailure};
 pub use metrics::{Metrics, PoolUse};
+pub use outcome::{CallOutcome, Extensions, UNCODED_TOOL_ERROR};
 pub use random::{OsRandom, Random};
 pub use serve::{Serving, serve_until};
 

@@ -5,8 +5,9 @@
 //! Every label value comes from a closed set, so a caller cannot grow the series: the door is
 //! its route pattern, the method one of the MCP methods (else `other`), the tool a name in the
 //! door's catalog (else `unknown`), the outcome `ok` or the audit's error label (an HTTP
-//! status, a JSON-RPC code, or the product's closed error word; anything that is not a plain
-//! word becomes `other`), the refusal reason a static string of the admission layer.
+//! status, a JSON-RPC code, or the error code a tool handed over in its `CallOutcome`, never
+//! read from its text; anything that is not a plain word becomes `other`), the refusal reason
+//! a static string of the admission layer.
 
 use std::sync::{Arc, Mutex};
 

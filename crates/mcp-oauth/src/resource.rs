@@ -3,7 +3,7 @@
 //! counting per credential, address and day, and `/oauth/userinfo`'s logic.
 
 use http::{HeaderMap, StatusCode};
-use mcp_door::{AuthError, AuthRequest, Principal, bearer_token};
+use mcp_door::{AuthError, AuthRequest, InvalidReason, Principal, bearer_token};
 
 use crate::crypto::sha256_hex;
 use crate::directory::Subject;
@@ -121,7 +121,9 @@ impl TokenError {
                 message: "This credential is valid at another door.".into(),
             },
             Self::Unavailable => AuthError::Unavailable,
-            other => AuthError::Invalid(other.reason().into()),
+            Self::Expired { .. } => AuthError::Invalid(InvalidReason::Expired),
+            Self::Revoked { .. } => AuthError::Invalid(InvalidReason::Revoked),
+            Self::Invalid => AuthError::Invalid(InvalidReason::Unknown),
         }
     }
 }

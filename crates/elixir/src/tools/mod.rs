@@ -2,8 +2,8 @@
 //! description, scope, kinds, flags, arguments, result fields, docs pointer, handler), from
 //! which come the per-kind mcp-door declarations (SURFACE §9), the generated per-tool
 //! sections of the `tools-<group>` pages, and the metering set. Handlers return an envelope
-//! [`Success`] or a [`ToolError`]; [`run`] adds `meta`, applies the result cap and leaves the
-//! answer for the audit.
+//! [`Success`] or a [`ToolError`]; [`run`] adds `meta`, applies the result cap and hands the
+//! door the answer's error code and text as values (a `CallOutcome`).
 
 pub mod account;
 pub mod args;
@@ -15,10 +15,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use mcp_door::model::ToolAnnotations;
-use mcp_door::{CallContext, Catalog, CatalogError, ToolDecl, ToolFailure};
+use mcp_door::{
+    CallContext, CallOutcome, Catalog, CatalogError, Extensions, ToolDecl, ToolFailure,
+};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
+use crate::audit::Answer;
 use crate::content::Generated;
 use crate::domain::{Kind, iso};
 use crate::envelope::{
@@ -340,7 +343,7 @@ impl ToolSpec {
         let spec = Arc::new(self.clone());
         let services = Arc::clone(services);
         let kinds: Vec<&str> = self.kinds.iter().map(|k| k.as_str()).collect();
-        ToolDecl::new(
+        ToolDecl::new_with_outcome(
             self.name,
             &self.full_title(),
             &self.description,
@@ -527,16 +530,23 @@ pub const RETIRED_TOOLS: &[&str] = &[
     "elixir_collectors",
 ];
 
-/// `meta` for a finished call: the fixed four, `quota` (from the gate, or read now) and
-/// `feedback_responses_pending` when a reply waits.
-pub async fn meta(services: &Services, caller: &Caller, request_id: Uuid) -> Value {
+/// `meta` for a finished call: the fixed four, `quota` (the gate's snapshot in the request's
+/// `extensions`, or read now) and `feedback_responses_pending` when a reply waits.
+pub async fn meta(
+    services: &Services,
+    caller: &Caller,
+    request_id: Uuid,
+    extensions: &Extensions,
+) -> Value {
     let mut meta = base_meta(services, request_id);
-    let scratch = services.scratch.get(request_id);
-    let quota = match scratch.quota {
-        Some(q) => Some(q),
-        None => crate::limits::quota(services, caller, scratch.hour_used, None)
-            .await
-            .ok(),
+    let quota = match extensions.get::<crate::limits::QuotaSnapshot>() {
+        Some(q) => Some(q.0.clone()),
+        None => {
+            let hour_used = crate::limits::hour_used(extensions);
+            crate::limits::quota(services, caller, hour_used, None)
+                .await
+                .ok()
+        }
     };
     if let Some(q) = quota {
         meta["quota"] = q;
@@ -559,14 +569,14 @@ pub fn base_meta(services: &Services, request_id: Uuid) -> Value {
     })
 }
 
-/// Runs one call: the handler, then `meta`, rendering, the result cap, refunds and the
-/// audit's copy of the answer.
+/// Runs one call: the handler, then `meta`, rendering, the result cap, refunds, and the
+/// outcome the door audits (error code and answer text as values).
 async fn run(
     spec: Arc<ToolSpec>,
     services: Arc<Services>,
     call: CallContext,
     args: Map<String, Value>,
-) -> Result<mcp_door::model::CallToolResult, ToolFailure> {
+) -> Result<CallOutcome, ToolFailure> {
     let caller = call
         .principal
         .ext::<Caller>()
@@ -574,6 +584,7 @@ async fn run(
         .ok_or_else(|| ToolFailure::Internal("principal without an Elixir caller".into()))?;
     let request_id = call.request_id;
     let ignored = call.ignored_arguments;
+    let metered = call.extensions;
     let ctx = ToolCtx {
         services: Arc::clone(&services),
         caller: caller.clone(),
@@ -583,7 +594,7 @@ async fn run(
         Ok(s) => Ok(ignored_notes(s, &ignored)),
         Err(Fail::Tool(e)) => Err(e),
         Err(Fail::Unavailable(detail)) => {
-            crate::limits::refund(&services, request_id).await;
+            crate::limits::refund(&services, &metered).await;
             return Err(ToolFailure::Unavailable(detail));
         }
         Err(Fail::Internal(detail)) => {
@@ -594,9 +605,9 @@ async fn run(
     if let Err(e) = &outcome
         && e.code.refunded()
     {
-        crate::limits::refund(&services, request_id).await;
+        crate::limits::refund(&services, &metered).await;
     }
-    let meta = meta(&services, &caller, request_id).await;
+    let meta = meta(&services, &caller, request_id, &metered).await;
     let rendered = envelope::render(
         outcome,
         &RenderContext {
@@ -605,11 +616,11 @@ async fn run(
             too_large_hint: &spec.too_large_hint,
         },
     );
-    services.scratch.update(request_id, |s| {
-        s.response = Some(rendered.text.clone());
-        s.error_code = rendered.error_code.map(|c| c.as_str().to_owned());
-    });
-    Ok(rendered.result)
+    let outcome = match rendered.error_code {
+        Some(code) => CallOutcome::failed(code.as_str(), rendered.result),
+        None => CallOutcome::new(rendered.result),
+    };
+    Ok(outcome.with_extension(Answer(rendered.text)))
 }
 
 /// One note per agent-only argument the person door dropped (SURFACE §1.4), within the cap.

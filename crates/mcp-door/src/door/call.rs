@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use http::{StatusCode, header};
-use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
 
 use super::{Inner, Reply};
@@ -72,16 +71,19 @@ pub(super) async fn call_tool(
         };
     }
     if let Some(gate) = &inner.gate {
-        let request = GateRequest {
+        let mut request = GateRequest {
             stage: GateStage::ToolResolved,
             principal: &ctx.principal,
             method: "tools/call",
             tool: Some(name),
             request_id: ctx.request_id,
+            extensions: &mut record.extensions,
         };
-        if let Err(refusal) = gate.check(&request).await {
+        if let Err(refusal) = gate.check(&mut request).await {
             return Reply::gate(id, refusal);
         }
+        // The handler (or the presenter's invalid-arguments answer) sees what the gate added.
+        ctx.extensions = record.extensions.clone();
     }
     let request_id = ctx.request_id;
     let lenient = inner.presenter.lenient_arguments(name, &kind);
@@ -130,17 +132,18 @@ pub(super) async fn call_tool(
             .presenter
             .invalid_arguments_in(&ctx, name, &violations)
     };
-    let mut outcome = outcome;
-    outcome.result_type = None; // newer than every version we negotiate
-    if outcome.is_error == Some(true) {
-        record.error = Some(tool_error_label(&outcome));
+    if let Some(label) = outcome.error_label() {
+        record.error = Some(label);
     }
+    record.extensions.extend(outcome.extensions);
+    let mut result = outcome.result;
+    result.result_type = None; // newer than every version we negotiate
     // Written once, straight from the struct: a large result is not copied into a `Value`
     // and serialized again.
     match serde_json::to_vec(&jsonrpc::Response {
         jsonrpc: "2.0",
         id,
-        result: &outcome,
+        result: &result,
     }) {
         Ok(body) => Reply::serialized(body),
         Err(e) => {
@@ -148,31 +151,4 @@ pub(super) async fn call_tool(
             Reply::internal(inner.presenter.internal_error_status(), id, request_id)
         }
     }
-}
-
-/// A short label of an `isError` result for the audit: the `error.code` of a JSON error
-/// body (`{"error":{"code":"bad_request",…}}`), else the text's leading status or code word.
-fn tool_error_label(result: &CallToolResult) -> String {
-    let text = result
-        .content
-        .first()
-        .and_then(|c| c.as_text())
-        .map(|t| t.text.as_str())
-        .unwrap_or_default();
-    if text.starts_with('{')
-        && let Ok(body) = serde_json::from_str::<Value>(text)
-        && let Some(code) = body
-            .pointer("/error/code")
-            .and_then(Value::as_str)
-            .filter(|c| !c.is_empty())
-    {
-        return code.chars().take(40).collect();
-    }
-    text.split([':', ' '])
-        .next()
-        .filter(|s| !s.is_empty())
-        .unwrap_or("tool_error")
-        .chars()
-        .take(40)
-        .collect()
 }

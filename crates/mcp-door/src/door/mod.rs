@@ -13,7 +13,7 @@ use axum::response::Response;
 use axum::routing::any;
 use http::{HeaderName, Method, StatusCode, header};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use rmcp::model::{CallToolResult, Implementation};
+use rmcp::model::Implementation;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
@@ -26,6 +26,7 @@ use crate::gate::{GateRequest, GateStage, MethodGate};
 use crate::hooks::{PromptProvider, ResourceProvider, RpcFailure};
 use crate::jsonrpc;
 use crate::metrics::Metrics;
+use crate::outcome::{CallOutcome, Extensions};
 
 mod call;
 mod reply;
@@ -74,16 +75,18 @@ pub trait Presenter: Send + Sync + 'static {
     fn initialize_meta(&self, _principal: &Principal) -> Option<Map<String, Value>> {
         None
     }
-    /// The tool result for arguments that fail the input schema.
-    fn invalid_arguments(&self, tool: &str, violations: &[Violation]) -> CallToolResult;
-    /// [`Presenter::invalid_arguments`] with the call's context (its request id and
-    /// principal), for products whose error bodies carry them. The door calls this one.
+    /// The tool result for arguments that fail the input schema, with its error code (the
+    /// audit's and metrics' label; see [`CallOutcome::failed`]).
+    fn invalid_arguments(&self, tool: &str, violations: &[Violation]) -> CallOutcome;
+    /// [`Presenter::invalid_arguments`] with the call's context (its request id, principal and
+    /// the gate's extensions), for products whose error bodies carry them. The door calls
+    /// this one.
     fn invalid_arguments_in(
         &self,
         _ctx: &CallContext,
         tool: &str,
         violations: &[Violation],
-    ) -> CallToolResult {
+    ) -> CallOutcome {
         self.invalid_arguments(tool, violations)
     }
     /// `capabilities` of `initialize`, given the door's own (tools, plus resources and prompts
@@ -227,6 +230,7 @@ async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
     let mut record = AuditRecord {
         request_id,
         door: inner.path.clone(),
+        principal: None,
         principal_kind: None,
         subject: None,
         method: None,
@@ -236,6 +240,7 @@ async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
         error: None,
         duration_ms: 0,
         response_bytes: 0,
+        extensions: Extensions::new(),
     };
     let (reply, permit) = if request.method() == Method::POST {
         process(&inner, request, request_id, &mut record).await
@@ -354,6 +359,7 @@ async fn process(
         }
     };
     drop(pre);
+    record.principal = Some(Arc::clone(&principal));
     record.principal_kind = Some(principal.kind.clone());
     record.subject = Some(principal.subject.clone());
 
@@ -462,14 +468,15 @@ async fn admitted(
         } else {
             None
         };
-        let request = GateRequest {
+        let mut request = GateRequest {
             stage: GateStage::Framed,
             principal: &principal,
             method: &method,
             tool,
             request_id,
+            extensions: &mut record.extensions,
         };
-        if let Err(refusal) = gate.check(&request).await {
+        if let Err(refusal) = gate.check(&mut request).await {
             return Reply::gate(&id, refusal);
         }
     }
@@ -478,6 +485,7 @@ async fn admitted(
         request_id,
         protocol_version: header_version.unwrap_or_else(|| LATEST_PROTOCOL_VERSION.to_owned()),
         ignored_arguments: Vec::new(),
+        extensions: record.extensions.clone(),
     };
     match method.as_str() {
         "initialize" => Reply::json(jsonrpc::result(&id, initialize(inner, &principal, &params))),

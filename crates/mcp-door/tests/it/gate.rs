@@ -23,7 +23,7 @@ struct Gate {
 
 #[async_trait]
 impl MethodGate for Gate {
-    async fn check(&self, r: &GateRequest<'_>) -> Result<(), GateRefusal> {
+    async fn check(&self, r: &mut GateRequest<'_>) -> Result<(), GateRefusal> {
         self.seen
             .lock()
             .unwrap()

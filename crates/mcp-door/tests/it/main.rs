@@ -16,6 +16,7 @@ mod lifecycle;
 mod listener;
 mod metrics;
 mod redis;
+mod seam;
 mod serve;
 mod snapshots;
 mod support;

@@ -15,9 +15,10 @@ use http_body_util::BodyExt;
 use mcp_door::framing::JsonLimits;
 use mcp_door::model::{CallToolResult, ContentBlock, Implementation};
 use mcp_door::{
-    Admission, AuditSink, AuthError, AuthRequest, Authenticator, CallContext, Catalog, Door,
-    DoorConfig, FakeClock, Limits, LocalAdmission, PreAuthGate, Presenter, Principal,
-    ResourceProvider, RpcFailure, ToolDecl, ToolFailure, Violation, bearer_token, tool_json,
+    Admission, AuditSink, AuthError, AuthRequest, Authenticator, CallContext, CallOutcome, Catalog,
+    Door, DoorConfig, FakeClock, InvalidReason, Limits, LocalAdmission, PreAuthGate, Presenter,
+    Principal, ResourceProvider, RpcFailure, ToolDecl, ToolFailure, Violation, bearer_token,
+    tool_json,
 };
 use serde_json::{Value, json};
 use tokio::sync::Notify;
@@ -72,11 +73,11 @@ impl Authenticator for ToyAuth {
             });
         }
         let Some(rest) = token.strip_prefix("good-") else {
-            return Err(AuthError::Invalid("unknown token".into()));
+            return Err(AuthError::Invalid(InvalidReason::Unknown));
         };
         let kind = rest.split('.').next().unwrap_or_default();
         if kind.is_empty() {
-            return Err(AuthError::Invalid("no kind".into()));
+            return Err(AuthError::Invalid(InvalidReason::Unknown));
         }
         let scopes: &[&str] = if kind == "writer" {
             &["read", "write"]
@@ -103,13 +104,13 @@ impl Presenter for ToyPresenter {
         Some(format!("Toy door for {}", principal.kind))
     }
 
-    fn invalid_arguments(&self, _tool: &str, violations: &[Violation]) -> CallToolResult {
+    fn invalid_arguments(&self, _tool: &str, violations: &[Violation]) -> CallOutcome {
         let text = violations
             .iter()
             .map(|v| format!("422: Invalid arguments: {}: {}", v.pointer, v.message))
             .collect::<Vec<_>>()
             .join("\n");
-        CallToolResult::error(vec![ContentBlock::text(text)])
+        CallOutcome::failed("422", CallToolResult::error(vec![ContentBlock::text(text)]))
     }
 
     /// A `user` calling `echo` may send `acting_for` and `label`; they are dropped, not refused.
@@ -134,7 +135,7 @@ impl Presenter for Strict500Presenter {
         ToyPresenter.instructions(principal)
     }
 
-    fn invalid_arguments(&self, tool: &str, violations: &[Violation]) -> CallToolResult {
+    fn invalid_arguments(&self, tool: &str, violations: &[Violation]) -> CallOutcome {
         ToyPresenter.invalid_arguments(tool, violations)
     }
 

@@ -10,8 +10,8 @@ use async_trait::async_trait;
 use axum::Router;
 use mcp_door::model::{CallToolResult, ContentBlock, Implementation};
 use mcp_door::{
-    AuthError, AuthRequest, Authenticator, CallContext, Door, Presenter, Principal, ToolFailure,
-    Violation, bearer_token, tool_json,
+    AuthError, AuthRequest, Authenticator, CallContext, CallOutcome, Door, InvalidReason,
+    Presenter, Principal, ToolFailure, Violation, bearer_token, tool_json,
 };
 use serde_json::Value;
 
@@ -39,12 +39,12 @@ impl Authenticator for AuthorAuthenticator {
     async fn authenticate(&self, request: &AuthRequest<'_>) -> Result<Principal, AuthError> {
         let presented = bearer_token(request.headers)?;
         if !token::is_author_token(presented) {
-            return Err(AuthError::Invalid("not an author token".into()));
+            return Err(AuthError::Invalid(InvalidReason::Unknown));
         }
         let digest = token::digest(presented);
         let grant = match self.campaign.play.store.author_token(&digest).await {
             Ok(Some(g)) => g,
-            Ok(None) => return Err(AuthError::Invalid("unknown token".into())),
+            Ok(None) => return Err(AuthError::Invalid(InvalidReason::Unknown)),
             Err(StoreError::Unavailable(_)) => return Err(AuthError::Unavailable),
             Err(e) => {
                 tracing::error!(error = %e, "author token lookup failed");
@@ -52,17 +52,17 @@ impl Authenticator for AuthorAuthenticator {
             }
         };
         if grant.revoked {
-            return Err(AuthError::Invalid("revoked".into()));
+            return Err(AuthError::Invalid(InvalidReason::Revoked));
         }
         if grant.expires_at <= self.campaign.play.clock.now_millis() {
-            return Err(AuthError::Invalid("expired".into()));
+            return Err(AuthError::Invalid(InvalidReason::Expired));
         }
         if !grant.user.active {
-            return Err(AuthError::Invalid("inactive account".into()));
+            return Err(AuthError::Invalid(InvalidReason::Inactive));
         }
         // Only game masters may hold author tokens; a user who is no longer one loses the door.
         if !grant.user.is_gm {
-            return Err(AuthError::Invalid("not a game master".into()));
+            return Err(AuthError::Invalid(InvalidReason::Inactive));
         }
         Ok(Principal::new(
             AUTHOR_KIND,
@@ -115,35 +115,46 @@ impl Presenter for AuthorPresenter {
         Some(INSTRUCTIONS.to_owned())
     }
 
-    fn invalid_arguments(&self, _tool: &str, violations: &[Violation]) -> CallToolResult {
+    fn invalid_arguments(&self, _tool: &str, violations: &[Violation]) -> CallOutcome {
         let lines: Vec<String> = violations
             .iter()
             .map(|v| format!("{}: {}", v.pointer, v.message))
             .collect();
-        domain_error_result(&format!("422: Invalid arguments: {}", lines.join("\n")))
+        domain_error_result(
+            422,
+            &format!("422: Invalid arguments: {}", lines.join("\n")),
+        )
     }
 }
 
-fn domain_error_result(text: &str) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(text.to_owned())])
+/// A domain failure as a tool result: `text` (which starts with `status`) with `isError`, and
+/// `status` handed to the audit and metrics as the error code.
+fn domain_error_result(status: u16, text: &str) -> CallOutcome {
+    CallOutcome::failed(
+        status.to_string(),
+        CallToolResult::error(vec![ContentBlock::text(text.to_owned())]),
+    )
 }
 
 /// A campaign outcome as a tool result: failures the caller can act on become `isError`
 /// text starting with their status; outages and bugs are the door's to answer.
-fn render(outcome: Result<Value, CampaignError>) -> Result<CallToolResult, ToolFailure> {
+fn render(outcome: Result<Value, CampaignError>) -> Result<CallOutcome, ToolFailure> {
     match outcome {
-        Ok(v) => Ok(tool_json(v)),
+        Ok(v) => Ok(tool_json(v).into()),
         Err(CampaignError::Unavailable(m)) => Err(ToolFailure::Unavailable(m)),
         Err(CampaignError::Internal(m)) => Err(ToolFailure::Internal(m)),
         // The domain's wording points a player's facilitator at get_play_context; a GM's
         // assistant re-reads the assignment instead.
         Err(CampaignError::Domain(DomainError::VersionConflict { expected, current })) => {
-            Ok(domain_error_result(&format!(
-                "409: Version conflict: expected {expected}, current {current}. \
+            Ok(domain_error_result(
+                409,
+                &format!(
+                    "409: Version conflict: expected {expected}, current {current}. \
                  Call get_assignment or list_pending_consequences again."
-            )))
+                ),
+            ))
         }
-        Err(e) => Ok(domain_error_result(&e.to_string())),
+        Err(e) => Ok(domain_error_result(e.status(), &e.to_string())),
     }
 }
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use mcp_door::model::{CallToolResult, ContentBlock, Implementation, ToolAnnotations};
 use mcp_door::{
-    AuthError, AuthRequest, Authenticator, CallContext, Catalog, CatalogError, Presenter,
-    Principal, ToolDecl, ToolFailure, Violation, bearer_token, tool_json,
+    AuthError, AuthRequest, Authenticator, CallContext, CallOutcome, Catalog, CatalogError,
+    InvalidReason, Presenter, Principal, ToolDecl, ToolFailure, Violation, bearer_token, tool_json,
 };
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
@@ -41,12 +41,12 @@ impl Authenticator for PlayAuthenticator {
     async fn authenticate(&self, request: &AuthRequest<'_>) -> Result<Principal, AuthError> {
         let presented = bearer_token(request.headers)?;
         if !token::is_play_token(presented) {
-            return Err(AuthError::Invalid("not a play token".into()));
+            return Err(AuthError::Invalid(InvalidReason::Unknown));
         }
         let digest = token::digest(presented);
         let grant = match self.service.store.play_token(&digest).await {
             Ok(Some(g)) => g,
-            Ok(None) => return Err(AuthError::Invalid("unknown token".into())),
+            Ok(None) => return Err(AuthError::Invalid(InvalidReason::Unknown)),
             Err(StoreError::Unavailable(_)) => return Err(AuthError::Unavailable),
             Err(e) => {
                 tracing::error!(error = %e, "play token lookup failed");
@@ -54,13 +54,13 @@ impl Authenticator for PlayAuthenticator {
             }
         };
         if grant.revoked {
-            return Err(AuthError::Invalid("revoked".into()));
+            return Err(AuthError::Invalid(InvalidReason::Revoked));
         }
         if grant.expires_at <= self.service.clock.now_millis() {
-            return Err(AuthError::Invalid("expired".into()));
+            return Err(AuthError::Invalid(InvalidReason::Expired));
         }
         if !grant.player_active || !grant.gm_active {
-            return Err(AuthError::Invalid("inactive account".into()));
+            return Err(AuthError::Invalid(InvalidReason::Inactive));
         }
         Ok(Principal::new(
             PLAYER_KIND,
@@ -100,23 +100,31 @@ impl Presenter for PlayerPresenter {
         ))
     }
 
-    fn invalid_arguments(&self, _tool: &str, violations: &[Violation]) -> CallToolResult {
+    fn invalid_arguments(&self, _tool: &str, violations: &[Violation]) -> CallOutcome {
         let lines: Vec<String> = violations
             .iter()
             .map(|v| format!("{}: {}", v.pointer, v.message))
             .collect();
-        domain_error_result(&format!("422: Invalid arguments: {}", lines.join("\n")))
+        domain_error_result(
+            422,
+            &format!("422: Invalid arguments: {}", lines.join("\n")),
+        )
     }
 }
 
-fn domain_error_result(text: &str) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(text.to_owned())])
+/// A domain failure as a tool result: `text` (which starts with `status`) with `isError`, and
+/// `status` handed to the audit and metrics as the error code.
+fn domain_error_result(status: u16, text: &str) -> CallOutcome {
+    CallOutcome::failed(
+        status.to_string(),
+        CallToolResult::error(vec![ContentBlock::text(text.to_owned())]),
+    )
 }
 
-fn render(outcome: Result<Value, ServiceError>) -> Result<CallToolResult, ToolFailure> {
+fn render(outcome: Result<Value, ServiceError>) -> Result<CallOutcome, ToolFailure> {
     match outcome {
-        Ok(v) => Ok(tool_json(v)),
-        Err(ServiceError::Domain(d)) => Ok(domain_error_result(&d.to_string())),
+        Ok(v) => Ok(tool_json(v).into()),
+        Err(ServiceError::Domain(d)) => Ok(domain_error_result(d.status(), &d.to_string())),
         Err(ServiceError::Unavailable(m)) => Err(ToolFailure::Unavailable(m)),
         Err(e) => Err(ToolFailure::Internal(e.to_string())),
     }
@@ -155,7 +163,7 @@ fn annotations(read_only: bool, idempotent: bool) -> ToolAnnotations {
 /// The five player tools.
 pub fn catalog(service: Arc<PlayService>) -> Result<Catalog, CatalogError> {
     let s = Arc::clone(&service);
-    let context = ToolDecl::new(
+    let context = ToolDecl::new_with_outcome(
         "get_play_context",
         "Get play context",
         "Read the assignment, facilitator contract (agent_contract), public materials of the published nodes, memory, \
@@ -170,7 +178,7 @@ A read snapshot: another operation can make its version stale.",
     .with_annotations(annotations(true, true));
 
     let s = Arc::clone(&service);
-    let journal = ToolDecl::new(
+    let journal = ToolDecl::new_with_outcome(
         "read_play_journal",
         "Read play journal",
         "Read the player journal ordered by committed version. Turns and the finish summary appear; GM-private notes and review \
@@ -195,7 +203,7 @@ events are omitted, so versions can have gaps.",
     .with_annotations(annotations(true, true));
 
     let s = Arc::clone(&service);
-    let search = ToolDecl::new(
+    let search = ToolDecl::new_with_outcome(
         "search_play_memory",
         "Search play memory",
         "Case-insensitive search of the memory and the player journal. Returns the current version, a memory excerpt and up to \
@@ -217,7 +225,7 @@ ten matching journal excerpts, newest first.",
     .with_annotations(annotations(true, true));
 
     let s = Arc::clone(&service);
-    let commit = ToolDecl::new(
+    let commit = ToolDecl::new_with_outcome(
         "commit_play_turn",
         "Commit play turn",
         "Commit one turn atomically: the player's action, the narration, the full new memory (replaces the old one), the current \
@@ -263,7 +271,7 @@ operation; an identical retry returns the original receipt with replayed: true."
     .with_annotations(annotations(false, true));
 
     let s = Arc::clone(&service);
-    let finish = ToolDecl::new(
+    let finish = ToolDecl::new_with_outcome(
         "finish_play_session",
         "Finish play session",
         "Complete the session with a summary for the GM. Completion does not approve consequences; afterwards new turns fail and \

@@ -61,7 +61,7 @@ where
     Fut: Future<Output = Result<Value, CampaignError>> + Send + 'static,
 {
     let campaign = Arc::clone(campaign);
-    ToolDecl::new(name, title, description, schema, move |ctx, args| {
+    ToolDecl::new_with_outcome(name, title, description, schema, move |ctx, args| {
         let call = actor(&ctx).map(|user| f(Arc::clone(&campaign), user, args));
         async move { render(call?.await) }
     })
