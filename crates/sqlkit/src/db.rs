@@ -28,6 +28,18 @@ pub enum Backend {
     Postgres,
 }
 
+impl Backend {
+    /// The suffix that locks the rows a `SELECT` reads inside a write transaction:
+    /// ` FOR UPDATE` on PostgreSQL; nothing on SQLite, which has no row locks (a
+    /// [`Db::begin_write`] transaction already holds the database's write lock).
+    pub fn row_lock(self) -> &'static str {
+        match self {
+            Backend::Postgres => " FOR UPDATE",
+            Backend::Sqlite => "",
+        }
+    }
+}
+
 /// A pool of either backend. Cloning is cheap (the pool is shared).
 #[derive(Debug, Clone)]
 pub enum Db {
@@ -671,6 +683,15 @@ mod tests {
             2
         );
         let mut tx = db.begin_write().await.unwrap();
+        let locked = sql(format!(
+            "SELECT n FROM t WHERE id = $1{}",
+            tx.backend().row_lock()
+        ))
+        .bind(id)
+        .fetch_one(&mut tx)
+        .await
+        .unwrap();
+        assert_eq!(locked.int("n").unwrap(), 42);
         let gone = sql("DELETE FROM t WHERE id = $1 RETURNING n")
             .bind(id)
             .fetch_optional(&mut tx)
@@ -726,6 +747,12 @@ mod tests {
         let db = Db::open(&url, &settings()).await.unwrap();
         assert_eq!(db.backend(), Backend::Postgres);
         round_trip(&db).await;
+    }
+
+    #[test]
+    fn only_postgres_locks_rows() {
+        assert_eq!(Backend::Postgres.row_lock(), " FOR UPDATE");
+        assert_eq!(Backend::Sqlite.row_lock(), "");
     }
 
     #[test]
