@@ -7,8 +7,8 @@ use async_trait::async_trait;
 use sqlkit::{Cols, Row, sql};
 use uuid::Uuid;
 
-use super::play::{ASSIGNMENT_COLUMNS, assignment};
-use super::sql::{SqlStore, StoreError, json_text, row_lock, stored};
+use super::play::{ASSIGNMENT_COLUMNS, assignment, json_text, stored};
+use super::sql::{SqlStore, StoreError};
 use crate::domain::{Assignment, Language, Millis, PlayTokenGrant};
 
 /// The outcome of an idempotent assignment creation.
@@ -200,7 +200,7 @@ impl Assignments for SqlStore {
         // With the row lock, concurrent issues queue up: one token stays live.
         sql(format!(
             "SELECT id FROM assignments WHERE id = $1{}",
-            row_lock(tx.backend())
+            tx.backend().row_lock()
         ))
         .bind(assignment_id)
         .fetch_one(&mut tx)

@@ -1,14 +1,15 @@
 //! The play area: the journal, consequences and receipts of an assignment, and
 //! [`Play::apply`], the one write path of a play operation (row lock, the domain's decision,
 //! atomic write) — the trait, its records and its SQL, with the assignment row's columns (the
-//! play state every operation locks and writes). The rules that decide are the domain's
+//! play state every operation locks and writes) and the decoding of stored enums and JSON that
+//! the assignments area shares. The rules that decide are the domain's
 //! ([`crate::domain::play`]).
 
 use async_trait::async_trait;
 use sqlkit::{Cols, Row, Runner, Tx, sql};
 use uuid::Uuid;
 
-use super::sql::{SqlStore, StoreError, from_json, json_text, row_lock, stored};
+use super::sql::{SqlStore, StoreError};
 use crate::domain::play::{Decision, DomainError, OperationState, WritePlan};
 use crate::domain::{
     Assignment, Category, Consequence, ConsequenceStatus, EventKind, JournalEvent, Language, Mode,
@@ -153,6 +154,28 @@ const RECEIPT_COLUMNS: &str =
     "assignment_id, operation_id, kind, args_hash, result, version, created_at";
 const PENDING_COUNT: &str = "SELECT COUNT(*) AS n FROM consequences \
      WHERE assignment_id = $1 AND status = 'pending'";
+
+/// Parses a stored enum spelling with the domain's own `parse`.
+pub(super) fn stored<T>(
+    text: String,
+    parse: fn(&str) -> Option<T>,
+    what: &str,
+) -> Result<T, StoreError> {
+    parse(&text).ok_or_else(|| StoreError::Internal(format!("stored {what} {text:?} is unknown")))
+}
+
+/// A JSON value as stored in a TEXT column.
+pub(super) fn json_text<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Internal(format!("encoding JSON: {e}")))
+}
+
+/// A JSON value read back from a TEXT column.
+pub(super) fn from_json<T: serde::de::DeserializeOwned>(
+    text: &str,
+    what: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Internal(format!("stored {what}: {e}")))
+}
 
 /// The journal filter of a view: every event, or only the kinds the player sees
 /// ([`EventKind::player_visible`]; a unit test keeps the two in step).
@@ -446,7 +469,7 @@ async fn apply_locked(
 ) -> Result<Outcome, ApplyError> {
     let row = sql(format!(
         "SELECT {ASSIGNMENT_COLUMNS} FROM assignments WHERE id = $1{}",
-        row_lock(tx.backend())
+        tx.backend().row_lock()
     ))
     .bind(assignment_id)
     .fetch_optional(&mut *tx)

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use sqlkit::{Cols, Row, sql};
 use uuid::Uuid;
 
-use super::sql::{SqlStore, StoreError, row_lock};
+use super::sql::{SqlStore, StoreError};
 use crate::domain::{Millis, Node, Scenario};
 
 /// A scenario to create, with the nodes of its first published source version (1).
@@ -262,7 +262,7 @@ impl Scenarios for SqlStore {
         // The lock queues concurrent publishes, so each gets its own version.
         let version = sql(format!(
             "SELECT version FROM scenarios WHERE id = $1{}",
-            row_lock(tx.backend())
+            tx.backend().row_lock()
         ))
         .bind(scenario_id)
         .fetch_one(&mut tx)

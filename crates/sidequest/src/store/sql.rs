@@ -1,11 +1,10 @@
-//! The one store implementation's handle and what every area shares: [`SqlStore`] over
-//! [`sqlkit::Db`] (either backend), its migrations and [`Lifecycle`], the row lock that is the
-//! one place the backends' SQL differs, and decoding stored enums and JSON. Database errors
-//! are classified by sqlkit ([`StoreError`] is its [`DbFailure`]); the statements live in the
-//! area files.
+//! The one store implementation's handle: [`SqlStore`] over [`sqlkit::Db`] (either backend),
+//! its migrations, [`Lifecycle`] and pool settings. Database errors are classified by sqlkit
+//! ([`StoreError`] is its [`DbFailure`]); the statements live in the area files, and the one
+//! place the backends' SQL differs, the row lock, is [`sqlkit::Backend::row_lock`].
 
 use async_trait::async_trait;
-use sqlkit::{Backend, Db, DbFailure, Embedded};
+use sqlkit::{Db, DbFailure, Embedded};
 
 /// A storage failure, already classified for the wire: not found (or a row a write refers to
 /// is missing), conflict (a unique constraint), unavailable (503) or internal. It is sqlkit's
@@ -80,16 +79,6 @@ impl SqlStore {
     }
 }
 
-/// The suffix that locks the rows a `SELECT` reads inside a write transaction: `FOR UPDATE`
-/// on PostgreSQL; nothing on SQLite, whose `BEGIN IMMEDIATE` already holds the write lock
-/// (it has no row locks).
-pub(super) fn row_lock(backend: Backend) -> &'static str {
-    match backend {
-        Backend::Postgres => " FOR UPDATE",
-        Backend::Sqlite => "",
-    }
-}
-
 /// The database itself: schema, readiness and pool use.
 #[async_trait]
 pub trait Lifecycle: Send + Sync {
@@ -155,26 +144,4 @@ impl DbOptions {
             lock_timeout: self.lock_timeout,
         }
     }
-}
-
-/// Parses a stored enum spelling with the domain's own `parse`.
-pub(super) fn stored<T>(
-    text: String,
-    parse: fn(&str) -> Option<T>,
-    what: &str,
-) -> Result<T, StoreError> {
-    parse(&text).ok_or_else(|| StoreError::Internal(format!("stored {what} {text:?} is unknown")))
-}
-
-/// A JSON value as stored in a TEXT column.
-pub(super) fn json_text<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|e| StoreError::Internal(format!("encoding JSON: {e}")))
-}
-
-/// A JSON value read back from a TEXT column.
-pub(super) fn from_json<T: serde::de::DeserializeOwned>(
-    text: &str,
-    what: &str,
-) -> Result<T, StoreError> {
-    serde_json::from_str(text).map_err(|e| StoreError::Internal(format!("stored {what}: {e}")))
 }

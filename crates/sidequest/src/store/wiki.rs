@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use sqlkit::{Cols, Row, Tx, sql};
 use uuid::Uuid;
 
-use super::sql::{SqlStore, StoreError, row_lock};
+use super::sql::{SqlStore, StoreError};
 use crate::domain::Millis;
 use crate::domain::wiki::{WikiPage, WikiWrite, WikiWriteOutcome};
 
@@ -122,7 +122,7 @@ async fn write_wiki_locked(
     write: &WikiWrite,
     now: Millis,
 ) -> Result<WikiWriteOutcome, StoreError> {
-    let lock = row_lock(tx.backend());
+    let lock = tx.backend().row_lock();
     let current = current_version(tx, owner_id, &write.slug, lock)
         .await?
         .unwrap_or(0);
