@@ -12,4 +12,5 @@ pub mod http;
 pub mod i18n;
 pub mod mcp;
 pub mod service;
+pub mod state;
 pub mod store;

@@ -1,16 +1,17 @@
 //! The play service: what each player tool does, in terms of the domain rules and the store.
-//! Transport-free: the player door maps its results and errors onto MCP.
+//! Transport-free: it answers typed results, and the player door renders them as JSON and maps
+//! its errors onto MCP.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use mcp_door::Clock;
-use serde_json::{Value, json};
+use serde_json::Value;
 use uuid::Uuid;
 
 use crate::domain::play::{self, DomainError, FinishArgs, TurnArgs, limits};
-use crate::domain::{Assignment, JournalEvent, Node, PlayStatus, token};
-use crate::i18n;
+use crate::domain::text::excerpt;
+use crate::domain::{Assignment, Consequence, EventKind, JournalEvent, Node, PlayStatus, token};
 use crate::store::{Applied, ApplyError, Load, SharedStore, StoreError};
 
 pub use mcp_door::{OsRandom, Random};
@@ -46,6 +47,51 @@ impl From<ApplyError> for ServiceError {
     }
 }
 
+/// `get_play_context`'s answer: the assignment, its published materials, the recent journal
+/// and consequences, and a recap. The player door renders it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlayContext {
+    pub assignment: Assignment,
+    /// Empty only if the scenario row is gone.
+    pub scenario_title: String,
+    /// The published nodes the assignment names, in its order.
+    pub materials: Vec<Node>,
+    /// The newest player-visible events, oldest first.
+    pub events: Vec<JournalEvent>,
+    /// The newest consequences, newest first.
+    pub consequences: Vec<Consequence>,
+    /// The finish summary once completed, else the newest narration.
+    pub recap: Option<String>,
+}
+
+/// `read_play_journal`'s answer: one page and the total it pages over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalPage {
+    pub total: i64,
+    pub offset: i64,
+    pub entries: Vec<JournalEvent>,
+}
+
+/// One journal event matching a search, with its excerpt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchHit {
+    pub version: i64,
+    pub kind: EventKind,
+    pub excerpt: String,
+}
+
+/// `search_play_memory`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemorySearch {
+    pub query: String,
+    /// The assignment's current version.
+    pub version: i64,
+    pub memory_excerpt: String,
+    pub memory_matched: bool,
+    /// Newest first, at most [`limits::SEARCH_HITS`].
+    pub journal_excerpts: Vec<SearchHit>,
+}
+
 /// Scenario nodes by (scenario, source version).
 type NodeCache = Mutex<HashMap<(Uuid, i64), Arc<Vec<Node>>>>;
 
@@ -56,49 +102,6 @@ pub struct PlayService {
     pub random: Arc<dyn Random>,
     /// Nodes are frozen per (scenario, source version), so they are cached forever.
     nodes: NodeCache,
-}
-
-fn event_json(e: &JournalEvent) -> Value {
-    let mut v = json!({"version": e.version, "kind": e.kind.as_str(), "created_at": e.created_at});
-    for (key, field) in [
-        ("player_action", &e.player_action),
-        ("narration", &e.narration),
-        ("summary", &e.summary),
-        ("scene", &e.scene),
-    ] {
-        if let Some(text) = field {
-            v[key] = Value::String(text.clone());
-        }
-    }
-    v
-}
-
-/// The first `max` characters of `text` around the first case-insensitive match of `query`
-/// (or its beginning when there is none), and whether it matched.
-pub fn excerpt(text: &str, query: &str, max: usize) -> (String, bool) {
-    let fold = |s: &str| {
-        s.chars()
-            .map(|c| c.to_lowercase().next().unwrap_or(c))
-            .collect::<Vec<char>>()
-    };
-    let hay = fold(text);
-    let needle = fold(query);
-    let found = if needle.is_empty() || needle.len() > hay.len() {
-        None
-    } else {
-        hay.windows(needle.len())
-            .position(|w| w == needle.as_slice())
-    };
-    let chars: Vec<char> = text.chars().collect();
-    let (start, end) = match found {
-        Some(i) => {
-            let lead = max.saturating_sub(needle.len()) / 2;
-            let end = (i.saturating_sub(lead) + max).min(chars.len());
-            (end.saturating_sub(max), end)
-        }
-        None => (0, max.min(chars.len())),
-    };
-    (chars[start..end].iter().collect(), found.is_some())
 }
 
 impl PlayService {
@@ -158,7 +161,7 @@ impl PlayService {
     }
 
     /// `get_play_context`: everything the facilitator needs, player-visible only.
-    pub async fn context(&self, assignment_id: Uuid) -> Result<Value, ServiceError> {
+    pub async fn context(&self, assignment_id: Uuid) -> Result<PlayContext, ServiceError> {
         let snapshot = self
             .store
             .context_snapshot(
@@ -169,52 +172,29 @@ impl PlayService {
             .await?
             .ok_or(ServiceError::Domain(DomainError::NotFound))?;
         let a = snapshot.assignment;
-        let events = snapshot.events;
-        let consequences = snapshot.consequences;
         let nodes = self.nodes(a.scenario_id, a.source_version).await?;
-        let materials: Vec<Value> = a
+        let materials = a
             .published_node_ids
             .iter()
             .filter_map(|id| nodes.iter().find(|n| &n.id == id && n.published))
-            .map(|n| json!({"id": n.id, "kind": n.kind, "title": n.title, "text": n.public_text}))
+            .cloned()
             .collect();
         let recap = match a.status {
             PlayStatus::Completed => a.summary.clone(),
-            PlayStatus::Active => events.iter().rev().find_map(|e| e.narration.clone()),
+            PlayStatus::Active => snapshot
+                .events
+                .iter()
+                .rev()
+                .find_map(|e| e.narration.clone()),
         };
-        Ok(json!({
-            "session_id": a.id.to_string(),
-            "assignment": {
-                "id": a.id.to_string(),
-                "scenario": {"id": a.scenario_id.to_string(), "title": snapshot.scenario_title.unwrap_or_default()},
-                "source_version": a.source_version,
-                "mode": a.mode.as_str(),
-                "language": a.language.as_str(),
-                "character": a.character,
-                "brief": a.brief,
-                "instructions": a.instructions,
-                "boundaries": a.boundaries,
-                "return_condition": a.return_condition,
-                "auto_approve": a.auto_approve,
-                "status": a.status.as_str(),
-                "current_scene": a.current_scene,
-                "created_at": a.created_at,
-            },
-            "agent_contract": i18n::agent_contract(a.language),
-            "materials": materials,
-            "memory_markdown": a.memory,
-            "version": a.version,
-            "recent_events": events.iter().map(event_json).collect::<Vec<_>>(),
-            "consequences": consequences.iter().map(|c| json!({
-                "id": c.id.to_string(),
-                "version": c.version,
-                "category": c.category.as_str(),
-                "description": c.description,
-                "status": c.status.as_str(),
-                "gm_note": c.gm_note,
-            })).collect::<Vec<_>>(),
-            "recap": recap,
-        }))
+        Ok(PlayContext {
+            assignment: a,
+            scenario_title: snapshot.scenario_title.unwrap_or_default(),
+            materials,
+            events: snapshot.events,
+            consequences: snapshot.consequences,
+            recap,
+        })
     }
 
     /// `read_play_journal`: one page of the player's journal.
@@ -223,21 +203,25 @@ impl PlayService {
         assignment_id: Uuid,
         offset: i64,
         limit: i64,
-    ) -> Result<Value, ServiceError> {
+    ) -> Result<JournalPage, ServiceError> {
         self.assignment(assignment_id).await?;
         let (total, entries) = self
             .store
             .journal_page(assignment_id, true, offset, limit)
             .await?;
-        Ok(json!({
-            "total": total,
-            "offset": offset,
-            "entries": entries.iter().map(event_json).collect::<Vec<_>>(),
-        }))
+        Ok(JournalPage {
+            total,
+            offset,
+            entries,
+        })
     }
 
     /// `search_play_memory`: memory excerpt and up to ten journal excerpts, newest first.
-    pub async fn search(&self, assignment_id: Uuid, query: &str) -> Result<Value, ServiceError> {
+    pub async fn search(
+        &self,
+        assignment_id: Uuid,
+        query: &str,
+    ) -> Result<MemorySearch, ServiceError> {
         let a = self.assignment(assignment_id).await?;
         let events = self.store.journal(assignment_id, true).await?;
         let (memory_excerpt, memory_matched) = excerpt(&a.memory, query, limits::EXCERPT_CHARS);
@@ -251,29 +235,32 @@ impl PlayService {
                 .join("\n");
             let (ex, matched) = excerpt(&text, query, limits::EXCERPT_CHARS);
             if matched {
-                hits.push(json!({"version": e.version, "kind": e.kind.as_str(), "excerpt": ex}));
+                hits.push(SearchHit {
+                    version: e.version,
+                    kind: e.kind,
+                    excerpt: ex,
+                });
                 if hits.len() == limits::SEARCH_HITS {
                     break;
                 }
             }
         }
-        Ok(json!({
-            "query": query,
-            "version": a.version,
-            "memory_excerpt": memory_excerpt,
-            "memory_matched": memory_matched,
-            "journal_excerpts": hits,
-        }))
+        Ok(MemorySearch {
+            query: query.to_owned(),
+            version: a.version,
+            memory_excerpt,
+            memory_matched,
+            journal_excerpts: hits,
+        })
     }
 
-    /// `commit_play_turn`: one atomic, idempotent turn. Returns the receipt's result and the
-    /// replay flag.
+    /// `commit_play_turn`: one atomic, idempotent turn: its receipt, committed or replayed.
     pub async fn commit_turn(
         &self,
         assignment_id: Uuid,
         source: (Uuid, i64),
         args: TurnArgs,
-    ) -> Result<Value, ServiceError> {
+    ) -> Result<Applied, ServiceError> {
         args.validate()?;
         // The nodes of the assignment's (immutable) source version come from the cache; the
         // scene is checked against the row locked inside the transaction, so a turn reads
@@ -287,7 +274,7 @@ impl PlayService {
             .collect();
         let now = self.clock.now_millis();
         let operation_id = args.operation_id;
-        let applied = self
+        Ok(self
             .store
             .apply(
                 assignment_id,
@@ -300,8 +287,7 @@ impl PlayService {
                     play::decide_turn(state, &args, &hash, scene_ok, &ids, now)
                 }),
             )
-            .await?;
-        Ok(receipt_result(applied))
+            .await?)
     }
 
     /// `finish_play_session`: completes the session once; identical retries replay.
@@ -309,12 +295,12 @@ impl PlayService {
         &self,
         assignment_id: Uuid,
         args: FinishArgs,
-    ) -> Result<Value, ServiceError> {
+    ) -> Result<Applied, ServiceError> {
         args.validate()?;
         let hash = args.normalized_hash();
         let now = self.clock.now_millis();
         let operation_id = args.operation_id;
-        let applied = self
+        Ok(self
             .store
             .apply(
                 assignment_id,
@@ -322,12 +308,12 @@ impl PlayService {
                 Load::PENDING,
                 Box::new(move |state| play::decide_finish(state, &args, &hash, now)),
             )
-            .await?;
-        Ok(receipt_result(applied))
+            .await?)
     }
 }
 
-/// The receipt's stored result with the `replayed` flag of this call.
+/// The receipt's stored result (the answer the domain decided) with the `replayed` flag of
+/// this call: what both doors answer for an operation.
 pub fn receipt_result(applied: Applied) -> Value {
     let (receipt, replayed) = match applied {
         Applied::Committed(r) => (r, false),
@@ -338,26 +324,4 @@ pub fn receipt_result(applied: Applied) -> Value {
         obj.insert("replayed".into(), Value::Bool(replayed));
     }
     result
-}
-
-#[cfg(test)]
-mod tests {
-    use super::excerpt;
-
-    #[test]
-    fn excerpt_centres_on_the_match_and_counts_characters() {
-        let text = format!("{}Mira{}", "ą".repeat(300), "ę".repeat(300));
-        let (ex, hit) = excerpt(&text, "mIRA", 240);
-        assert!(hit);
-        assert_eq!(ex.chars().count(), 240);
-        assert!(ex.contains("Mira"));
-        let (ex, hit) = excerpt("short memory", "absent", 240);
-        assert!(!hit);
-        assert_eq!(ex, "short memory");
-        let (ex, _) = excerpt(&"x".repeat(500), "nothing", 240);
-        assert_eq!(ex.chars().count(), 240);
-        let (ex, hit) = excerpt("ends with Mira", "mira", 240);
-        assert!(hit);
-        assert_eq!(ex, "ends with Mira");
-    }
 }

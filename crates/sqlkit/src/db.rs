@@ -12,6 +12,7 @@
 
 use std::borrow::Cow;
 
+use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgPool, PgRow};
 use sqlx::query::Query;
 use sqlx::sqlite::{SqlitePool, SqliteRow};
@@ -27,6 +28,18 @@ pub enum Backend {
     Postgres,
 }
 
+impl Backend {
+    /// The suffix that locks the rows a `SELECT` reads inside a write transaction:
+    /// ` FOR UPDATE` on PostgreSQL; nothing on SQLite, which has no row locks (a
+    /// [`Db::begin_write`] transaction already holds the database's write lock).
+    pub fn row_lock(self) -> &'static str {
+        match self {
+            Backend::Postgres => " FOR UPDATE",
+            Backend::Sqlite => "",
+        }
+    }
+}
+
 /// A pool of either backend. Cloning is cheap (the pool is shared).
 #[derive(Debug, Clone)]
 pub enum Db {
@@ -39,6 +52,15 @@ pub enum Db {
 pub enum Tx {
     Sqlite(Transaction<'static, Sqlite>),
     Postgres(Transaction<'static, Postgres>),
+}
+
+/// One pooled connection of either backend, held for several statements outside a
+/// transaction (reads that want one connection, not one per statement); dropped, it goes
+/// back to the pool.
+#[derive(Debug)]
+pub enum Conn {
+    Sqlite(PoolConnection<Sqlite>),
+    Postgres(PoolConnection<Postgres>),
 }
 
 /// A result row of either backend; its columns are read with [`Cols`].
@@ -119,7 +141,8 @@ impl Statement {
     }
 }
 
-/// Where a [`Statement`] runs: `&Db` (a pooled connection per statement) or `&mut Tx`.
+/// Where a [`Statement`] runs: `&Db` (a pooled connection per statement), `&mut Conn` (one
+/// held connection) or `&mut Tx`.
 pub trait Runner: Send {
     fn execute(self, statement: Statement) -> impl Future<Output = Result<Done, DbFailure>> + Send;
     fn fetch_optional(
@@ -237,6 +260,50 @@ impl Runner for &mut Tx {
     }
 }
 
+impl Runner for &mut Conn {
+    async fn execute(self, s: Statement) -> Result<Done, DbFailure> {
+        let done = match self {
+            Conn::Sqlite(c) => bind_all::<Sqlite>(&s)
+                .execute(&mut **c)
+                .await?
+                .rows_affected(),
+            Conn::Postgres(c) => bind_all::<Postgres>(&s)
+                .execute(&mut **c)
+                .await?
+                .rows_affected(),
+        };
+        Ok(Done {
+            rows_affected: done,
+        })
+    }
+
+    async fn fetch_optional(self, s: Statement) -> Result<Option<Row>, DbFailure> {
+        Ok(match self {
+            Conn::Sqlite(c) => bind_all::<Sqlite>(&s)
+                .fetch_optional(&mut **c)
+                .await?
+                .map(Row::Sqlite),
+            Conn::Postgres(c) => bind_all::<Postgres>(&s)
+                .fetch_optional(&mut **c)
+                .await?
+                .map(Row::Postgres),
+        })
+    }
+
+    async fn fetch_all(self, s: Statement) -> Result<Vec<Row>, DbFailure> {
+        Ok(match self {
+            Conn::Sqlite(c) => rows(
+                bind_all::<Sqlite>(&s).fetch_all(&mut **c).await?,
+                Row::Sqlite,
+            ),
+            Conn::Postgres(c) => rows(
+                bind_all::<Postgres>(&s).fetch_all(&mut **c).await?,
+                Row::Postgres,
+            ),
+        })
+    }
+}
+
 fn rows<R>(raw: Vec<R>, wrap: fn(R) -> Row) -> Vec<Row> {
     raw.into_iter().map(wrap).collect()
 }
@@ -276,6 +343,14 @@ impl Db {
         Ok(match self {
             Db::Sqlite(pool) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
             Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
+        })
+    }
+
+    /// One connection from the pool, for several statements on it without a transaction.
+    pub async fn acquire(&self) -> Result<Conn, DbFailure> {
+        Ok(match self {
+            Db::Sqlite(pool) => Conn::Sqlite(pool.acquire().await?),
+            Db::Postgres(pool) => Conn::Postgres(pool.acquire().await?),
         })
     }
 
@@ -591,6 +666,15 @@ mod tests {
             2
         );
         let mut tx = db.begin_write().await.unwrap();
+        let locked = sql(format!(
+            "SELECT n FROM t WHERE id = $1{}",
+            tx.backend().row_lock()
+        ))
+        .bind(id)
+        .fetch_one(&mut tx)
+        .await
+        .unwrap();
+        assert_eq!(locked.int("n").unwrap(), 42);
         let gone = sql("DELETE FROM t WHERE id = $1 RETURNING n")
             .bind(id)
             .fetch_optional(&mut tx)
@@ -604,6 +688,31 @@ mod tests {
         );
         db.ping().await.unwrap();
         assert!(db.pool_use().0 >= 1);
+
+        // A held connection runs statements outside any transaction: each is its own commit.
+        let mut conn = db.acquire().await.unwrap();
+        sql("INSERT INTO t (id, n) VALUES ('held', 9)")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let held = sql("SELECT n FROM t WHERE id = 'held'")
+            .fetch_optional(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(held.unwrap().int("n").unwrap(), 9);
+        assert_eq!(
+            sql("SELECT id FROM t")
+                .fetch_all(&mut conn)
+                .await
+                .unwrap()
+                .len(),
+            2
+        );
+        drop(conn);
+        assert_eq!(
+            sql("SELECT id FROM t").fetch_all(db).await.unwrap().len(),
+            2
+        );
     }
 
     #[tokio::test]
@@ -621,6 +730,12 @@ mod tests {
         let db = Db::open(&url, &settings()).await.unwrap();
         assert_eq!(db.backend(), Backend::Postgres);
         round_trip(&db).await;
+    }
+
+    #[test]
+    fn only_postgres_locks_rows() {
+        assert_eq!(Backend::Postgres.row_lock(), " FOR UPDATE");
+        assert_eq!(Backend::Sqlite.row_lock(), "");
     }
 
     #[test]

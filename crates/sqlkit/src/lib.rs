@@ -14,7 +14,7 @@ mod migrate;
 mod pool;
 
 pub use cols::Cols;
-pub use db::{Arg, Backend, Db, Done, Row, Runner, Statement, Tx, backend_of, sql};
+pub use db::{Arg, Backend, Conn, Db, Done, Row, Runner, Statement, Tx, backend_of, sql};
 pub use failure::DbFailure;
 pub use migrate::Embedded;
 pub use pool::{PoolSettings, open_postgres, open_sqlite};

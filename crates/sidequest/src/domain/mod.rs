@@ -7,6 +7,7 @@ pub mod password;
 pub mod play;
 pub mod report;
 pub mod review;
+pub mod text;
 pub mod token;
 pub mod wiki;
 

@@ -1,5 +1,7 @@
 //! The rules of play: validating turns and finishes, normalizing operations for receipts, and
-//! deciding — inside the store's locked transaction — whether to replay, refuse or write.
+//! deciding — inside the store's locked transaction — whether to replay, refuse or write. It
+//! owns the types of that decision ([`OperationState`] in, [`Decision`] out); how the store
+//! locks, loads and writes them is the store's.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -10,7 +12,52 @@ use crate::domain::{
     Assignment, Category, Consequence, ConsequenceStatus, EventKind, JournalEvent, Millis, Node,
     OperationKind, PlayStatus, Receipt,
 };
-use crate::store::{Decision, OperationState, WritePlan};
+
+/// What an operation's rule sees, read inside the store's locked transaction.
+#[derive(Debug)]
+pub struct OperationState<'a> {
+    /// The assignment row, locked for the rest of the transaction.
+    pub assignment: &'a Assignment,
+    /// The receipt already stored for this operation id on this assignment, if any.
+    pub receipt: Option<&'a Receipt>,
+    /// The consequences named by the operation that belong to this assignment (reviews).
+    pub consequences: &'a [Consequence],
+    /// How many of the assignment's consequences are pending, when the operation asked.
+    pub pending: Option<i64>,
+}
+
+/// A GM decision to write on one consequence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decided {
+    pub id: Uuid,
+    pub status: ConsequenceStatus,
+    pub note: Option<String>,
+    pub decided_at: Millis,
+}
+
+/// Everything one operation writes, in one transaction.
+#[derive(Debug, Clone)]
+pub struct WritePlan {
+    pub version: i64,
+    pub status: PlayStatus,
+    pub memory: String,
+    pub current_scene: Option<String>,
+    pub summary: Option<String>,
+    pub updated_at: Millis,
+    pub events: Vec<JournalEvent>,
+    pub consequences: Vec<Consequence>,
+    pub decisions: Vec<Decided>,
+    pub receipt: Receipt,
+}
+
+/// The rule's verdict on an operation, taken while the assignment row is locked.
+#[derive(Debug)]
+pub enum Decision {
+    /// An identical operation was already committed: answer with its receipt, write nothing.
+    Replay(Receipt),
+    /// Write this plan (and the receipt inside it) atomically.
+    Write(Box<WritePlan>),
+}
 
 /// Limits of the player contract, counted in characters (Unicode scalar values), not bytes.
 pub mod limits {

@@ -5,9 +5,10 @@ use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::domain::play::{DomainError, canonical_hash, check_operation};
+use crate::domain::play::{
+    Decided, Decision, DomainError, OperationState, WritePlan, canonical_hash, check_operation,
+};
 use crate::domain::{ConsequenceStatus, EventKind, JournalEvent, Millis, OperationKind, Receipt};
-use crate::store::{Decided, Decision, OperationState, WritePlan};
 
 /// At most this many decisions per review.
 pub const MAX_DECISIONS: usize = 20;

@@ -81,6 +81,11 @@ pub fn search(pages: &[WikiPage], query: &str) -> Vec<(WikiPage, String)> {
     });
     hits.into_iter()
         .take(SEARCH_HITS)
-        .map(|(_, p)| (p.clone(), crate::service::excerpt(&p.body, query, 240).0))
+        .map(|(_, p)| {
+            (
+                p.clone(),
+                crate::domain::text::excerpt(&p.body, query, 240).0,
+            )
+        })
         .collect()
 }

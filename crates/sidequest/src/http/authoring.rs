@@ -9,10 +9,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::app::AppState;
 use crate::campaign::NodeInput;
 use crate::http::error::{ApiJson, ApiPath, ApiResult};
 use crate::http::session::Session;
+use crate::state::AppState;
 
 /// 201 with a `Location` header.
 fn created(location: String, body: Value) -> Response {

@@ -13,8 +13,8 @@ use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use axum::routing::{get, post, put};
 
-use crate::app::AppState;
 use crate::http::error::ApiError;
+use crate::state::AppState;
 
 /// The largest REST request body, in bytes (the contract's 300 KB, as on the MCP doors).
 pub const MAX_BODY_BYTES: usize = 307_200;

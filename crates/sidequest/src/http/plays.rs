@@ -11,7 +11,6 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::app::AppState;
 use crate::domain::Language;
 use crate::domain::assignment::CreateAssignment;
 use crate::domain::fields::FieldErrors;
@@ -19,6 +18,7 @@ use crate::domain::play::limits;
 use crate::domain::review::ReviewArgs;
 use crate::http::error::{ApiError, ApiJson, ApiPath, ApiResult};
 use crate::http::session::Session;
+use crate::state::AppState;
 
 /// `GET /api/plays/`: up to 200 most recent assignments the user is GM or player of.
 pub async fn list(State(state): State<AppState>, session: Session) -> ApiResult<Json<Value>> {

@@ -18,11 +18,11 @@ use serde_json::{Value, json};
 use tokio::sync::OwnedSemaphorePermit;
 use uuid::Uuid;
 
-use crate::app::AppState;
 use crate::domain::fields::FieldErrors;
 use crate::domain::token::{SESSION_TTL_MS, digest};
 use crate::domain::{Millis, User, login as throttle, password};
 use crate::http::error::{ApiError, ApiJson, ApiResult};
+use crate::state::AppState;
 use crate::store::NewSession;
 
 /// The session cookie's name.

@@ -17,10 +17,10 @@ use serde_json::Value;
 
 pub use tools::catalog;
 
-use crate::app::{AppState, StartError};
 use crate::campaign::{CampaignError, CampaignService};
 use crate::domain::play::DomainError;
 use crate::domain::{User, token};
+use crate::state::{AppState, StartError};
 use crate::store::StoreError;
 
 /// The path of the author door.

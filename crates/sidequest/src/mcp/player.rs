@@ -1,5 +1,6 @@
-//! The player door `POST /play/mcp`: play-token authentication, the five player tools and how
-//! their failures read (`<status>: <message>` tool results).
+//! The player door `POST /play/mcp`: play-token authentication, the five player tools, how
+//! their answers render as JSON and how their failures read (`<status>: <message>` tool
+//! results). What each tool does is the play service's.
 
 use std::sync::Arc;
 
@@ -13,9 +14,11 @@ use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
 use crate::domain::play::{FinishArgs, TurnArgs, limits};
-use crate::domain::{Language, token};
+use crate::domain::{JournalEvent, Language, token};
 use crate::i18n;
-use crate::service::{PlayService, ServiceError};
+use crate::service::{
+    JournalPage, MemorySearch, PlayContext, PlayService, ServiceError, receipt_result,
+};
 use crate::store::StoreError;
 
 /// The principal kind of a play token.
@@ -121,13 +124,101 @@ fn domain_error_result(status: u16, text: &str) -> CallOutcome {
     )
 }
 
-fn render(outcome: Result<Value, ServiceError>) -> Result<CallOutcome, ToolFailure> {
+/// A tool's answer: the service's result rendered by `json`, or its failure (a domain
+/// failure's status handed over as the error code).
+fn render<T>(
+    outcome: Result<T, ServiceError>,
+    json: fn(T) -> Value,
+) -> Result<CallOutcome, ToolFailure> {
     match outcome {
-        Ok(v) => Ok(tool_json(v).into()),
+        Ok(v) => Ok(tool_json(json(v)).into()),
         Err(ServiceError::Domain(d)) => Ok(domain_error_result(d.status(), &d.to_string())),
         Err(ServiceError::Unavailable(m)) => Err(ToolFailure::Unavailable(m)),
         Err(e) => Err(ToolFailure::Internal(e.to_string())),
     }
+}
+
+fn event_json(e: &JournalEvent) -> Value {
+    let mut v = json!({"version": e.version, "kind": e.kind.as_str(), "created_at": e.created_at});
+    for (key, field) in [
+        ("player_action", &e.player_action),
+        ("narration", &e.narration),
+        ("summary", &e.summary),
+        ("scene", &e.scene),
+    ] {
+        if let Some(text) = field {
+            v[key] = Value::String(text.clone());
+        }
+    }
+    v
+}
+
+/// `get_play_context`'s JSON.
+fn context_json(c: PlayContext) -> Value {
+    let a = &c.assignment;
+    let materials: Vec<Value> = c
+        .materials
+        .iter()
+        .map(|n| json!({"id": n.id, "kind": n.kind, "title": n.title, "text": n.public_text}))
+        .collect();
+    json!({
+        "session_id": a.id.to_string(),
+        "assignment": {
+            "id": a.id.to_string(),
+            "scenario": {"id": a.scenario_id.to_string(), "title": c.scenario_title},
+            "source_version": a.source_version,
+            "mode": a.mode.as_str(),
+            "language": a.language.as_str(),
+            "character": a.character,
+            "brief": a.brief,
+            "instructions": a.instructions,
+            "boundaries": a.boundaries,
+            "return_condition": a.return_condition,
+            "auto_approve": a.auto_approve,
+            "status": a.status.as_str(),
+            "current_scene": a.current_scene,
+            "created_at": a.created_at,
+        },
+        "agent_contract": i18n::agent_contract(a.language),
+        "materials": materials,
+        "memory_markdown": a.memory,
+        "version": a.version,
+        "recent_events": c.events.iter().map(event_json).collect::<Vec<_>>(),
+        "consequences": c.consequences.iter().map(|c| json!({
+            "id": c.id.to_string(),
+            "version": c.version,
+            "category": c.category.as_str(),
+            "description": c.description,
+            "status": c.status.as_str(),
+            "gm_note": c.gm_note,
+        })).collect::<Vec<_>>(),
+        "recap": c.recap,
+    })
+}
+
+/// `read_play_journal`'s JSON.
+fn journal_json(page: JournalPage) -> Value {
+    json!({
+        "total": page.total,
+        "offset": page.offset,
+        "entries": page.entries.iter().map(event_json).collect::<Vec<_>>(),
+    })
+}
+
+/// `search_play_memory`'s JSON.
+fn search_json(found: MemorySearch) -> Value {
+    let hits: Vec<Value> = found
+        .journal_excerpts
+        .iter()
+        .map(|h| json!({"version": h.version, "kind": h.kind.as_str(), "excerpt": h.excerpt}))
+        .collect();
+    json!({
+        "query": found.query,
+        "version": found.version,
+        "memory_excerpt": found.memory_excerpt,
+        "memory_matched": found.memory_matched,
+        "journal_excerpts": hits,
+    })
 }
 
 fn play_grant(ctx: &CallContext) -> Result<&PlayGrant, ToolFailure> {
@@ -172,7 +263,7 @@ A read snapshot: another operation can make its version stale.",
         json!({"type": "object", "properties": {}, "additionalProperties": false}),
         move |ctx, _args| {
             let s = Arc::clone(&s);
-            async move { render(s.context(grant(&ctx)?).await) }
+            async move { render(s.context(grant(&ctx)?).await, context_json) }
         },
     )
     .with_annotations(annotations(true, true));
@@ -196,7 +287,7 @@ events are omitted, so versions can have gaps.",
             async move {
                 let offset = args.get("offset").and_then(Value::as_i64).unwrap_or(0);
                 let limit = args.get("limit").and_then(Value::as_i64).unwrap_or(limits::JOURNAL_PAGE_DEFAULT);
-                render(s.journal(grant(&ctx)?, offset, limit).await)
+                render(s.journal(grant(&ctx)?, offset, limit).await, journal_json)
             }
         },
     )
@@ -218,7 +309,7 @@ ten matching journal excerpts, newest first.",
             let s = Arc::clone(&s);
             async move {
                 let query = args.get("query").and_then(Value::as_str).unwrap_or_default().to_owned();
-                render(s.search(grant(&ctx)?, &query).await)
+                render(s.search(grant(&ctx)?, &query).await, search_json)
             }
         },
     )
@@ -262,8 +353,8 @@ operation; an identical retry returns the original receipt with replayed: true."
             async move {
                 let (id, source) = play_grant(&ctx).map(|g| (g.assignment_id, g.source))?;
                 match parse::<TurnArgs>(args) {
-                    Ok(a) => render(s.commit_turn(id, source, a).await),
-                    Err(e) => render(Err(e)),
+                    Ok(a) => render(s.commit_turn(id, source, a).await, receipt_result),
+                    Err(e) => render(Err(e), receipt_result),
                 }
             }
         },
@@ -291,8 +382,8 @@ there is no reopen. An identical retry returns the original receipt with replaye
             async move {
                 let id = grant(&ctx)?;
                 match parse::<FinishArgs>(args) {
-                    Ok(a) => render(s.finish(id, a).await),
-                    Err(e) => render(Err(e)),
+                    Ok(a) => render(s.finish(id, a).await, receipt_result),
+                    Err(e) => render(Err(e), receipt_result),
                 }
             }
         },

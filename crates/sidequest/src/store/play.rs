@@ -1,0 +1,655 @@
+//! The play area: the journal, consequences and receipts of an assignment, and
+//! [`Play::apply`], the one write path of a play operation (row lock, the domain's decision,
+//! atomic write) — the trait, its records and its SQL, with the assignment row's columns (the
+//! play state every operation locks and writes) and the decoding of stored enums and JSON that
+//! the assignments area shares. The rules that decide are the domain's
+//! ([`crate::domain::play`]).
+
+use async_trait::async_trait;
+use sqlkit::{Cols, Row, Runner, Tx, sql};
+use uuid::Uuid;
+
+use super::sql::{SqlStore, StoreError};
+use crate::domain::play::{Decision, DomainError, OperationState, WritePlan};
+use crate::domain::{
+    Assignment, Category, Consequence, ConsequenceStatus, EventKind, JournalEvent, Language, Mode,
+    OperationKind, PlayStatus, Receipt,
+};
+
+/// A failure of [`Play::apply`]: either the domain refused the operation or the store failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    #[error(transparent)]
+    Domain(#[from] DomainError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What [`Play::apply`] loads besides the assignment and the receipt.
+#[derive(Debug, Clone, Copy)]
+pub struct Load<'a> {
+    /// Consequences the operation names (only those of this assignment are loaded).
+    pub consequences: &'a [Uuid],
+    /// Count the assignment's pending consequences inside the transaction.
+    pub pending: bool,
+}
+
+impl Load<'static> {
+    /// Nothing beyond the assignment and the receipt.
+    pub const NOTHING: Load<'static> = Load {
+        consequences: &[],
+        pending: false,
+    };
+    /// The pending count as well (a finish reports it).
+    pub const PENDING: Load<'static> = Load {
+        consequences: &[],
+        pending: true,
+    };
+}
+
+impl<'a> Load<'a> {
+    /// These consequences as well (a review decides them).
+    pub fn consequences(ids: &'a [Uuid]) -> Self {
+        Load {
+            consequences: ids,
+            pending: false,
+        }
+    }
+}
+
+/// The rule the store runs inside the transaction; pure, no I/O.
+pub type Decide =
+    Box<dyn for<'a> FnOnce(OperationState<'a>) -> Result<Decision, DomainError> + Send>;
+
+/// What [`Play::apply`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Applied {
+    Committed(Receipt),
+    Replayed(Receipt),
+}
+
+/// [`Play::context_snapshot`]'s answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextSnapshot {
+    pub assignment: Assignment,
+    /// `None` only if the scenario row is gone (scenarios are never deleted).
+    pub scenario_title: Option<String>,
+    pub events: Vec<JournalEvent>,
+    pub consequences: Vec<Consequence>,
+}
+
+/// What happens in play: reading the journal, consequences and receipts, and applying an
+/// operation.
+#[async_trait]
+pub trait Play: Send + Sync {
+    /// One page of the journal ordered by version ascending, and the total it pages over.
+    /// `player_view` keeps only the kinds the player sees.
+    async fn journal_page(
+        &self,
+        assignment_id: Uuid,
+        player_view: bool,
+        offset: i64,
+        limit: i64,
+    ) -> Result<(i64, Vec<JournalEvent>), StoreError>;
+    /// What `get_play_context` reads, on one connection: the assignment and its scenario's
+    /// title, the newest `events` player-visible journal events (oldest first) and the newest
+    /// `consequences` consequences. `None` when the assignment does not exist.
+    async fn context_snapshot(
+        &self,
+        assignment_id: Uuid,
+        events: i64,
+        consequences: i64,
+    ) -> Result<Option<ContextSnapshot>, StoreError>;
+    /// The newest `n` events (ascending by version).
+    async fn recent_journal(
+        &self,
+        assignment_id: Uuid,
+        player_view: bool,
+        n: i64,
+    ) -> Result<Vec<JournalEvent>, StoreError>;
+    /// Every event (ascending by version).
+    async fn journal(
+        &self,
+        assignment_id: Uuid,
+        player_view: bool,
+    ) -> Result<Vec<JournalEvent>, StoreError>;
+    /// The newest `n` consequences, newest first (by version, then creation order).
+    async fn recent_consequences(
+        &self,
+        assignment_id: Uuid,
+        n: i64,
+    ) -> Result<Vec<Consequence>, StoreError>;
+    /// Every consequence of the assignment, by version then position.
+    async fn consequences(&self, assignment_id: Uuid) -> Result<Vec<Consequence>, StoreError>;
+    /// Counts the assignment's consequences that are still pending.
+    async fn pending_count(&self, assignment_id: Uuid) -> Result<i64, StoreError>;
+    async fn receipt(
+        &self,
+        assignment_id: Uuid,
+        operation_id: Uuid,
+    ) -> Result<Option<Receipt>, StoreError>;
+
+    /// The one write path of play: locks the assignment row, loads its receipt for
+    /// `operation_id` and what `load` names, runs `decide`, and writes its plan
+    /// atomically. An unknown assignment is `Domain(NotFound)`.
+    async fn apply(
+        &self,
+        assignment_id: Uuid,
+        operation_id: Uuid,
+        load: Load<'_>,
+        decide: Decide,
+    ) -> Result<Applied, ApplyError>;
+}
+
+/// The assignment row (the assignments area reads it too).
+pub(super) const ASSIGNMENT_COLUMNS: &str = "id, scenario_id, source_version, gm_id, player_id, \
+     mode, language, character, brief, instructions, boundaries, return_condition, gm_notes, \
+     published_node_ids, auto_approve, status, version, memory, current_scene, summary, \
+     created_at, updated_at";
+const EVENT_COLUMNS: &str = "version, kind, operation_id, player_action, narration, summary, \
+     gm_private, scene, created_at";
+const CONSEQUENCE_COLUMNS: &str = "id, assignment_id, version, category, description, status, \
+     gm_note, created_at, decided_at";
+const RECEIPT_COLUMNS: &str =
+    "assignment_id, operation_id, kind, args_hash, result, version, created_at";
+const PENDING_COUNT: &str = "SELECT COUNT(*) AS n FROM consequences \
+     WHERE assignment_id = $1 AND status = 'pending'";
+
+/// Parses a stored enum spelling with the domain's own `parse`.
+pub(super) fn stored<T>(
+    text: String,
+    parse: fn(&str) -> Option<T>,
+    what: &str,
+) -> Result<T, StoreError> {
+    parse(&text).ok_or_else(|| StoreError::Internal(format!("stored {what} {text:?} is unknown")))
+}
+
+/// A JSON value as stored in a TEXT column.
+pub(super) fn json_text<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Internal(format!("encoding JSON: {e}")))
+}
+
+/// A JSON value read back from a TEXT column.
+pub(super) fn from_json<T: serde::de::DeserializeOwned>(
+    text: &str,
+    what: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Internal(format!("stored {what}: {e}")))
+}
+
+/// The journal filter of a view: every event, or only the kinds the player sees
+/// ([`EventKind::player_visible`]; a unit test keeps the two in step).
+fn journal_filter(player_view: bool) -> &'static str {
+    if player_view {
+        "AND kind IN ('turn', 'finish')"
+    } else {
+        ""
+    }
+}
+
+/// The columns of [`ASSIGNMENT_COLUMNS`].
+pub(super) fn assignment(r: &Row) -> Result<Assignment, StoreError> {
+    Ok(Assignment {
+        id: r.uuid("id")?,
+        scenario_id: r.uuid("scenario_id")?,
+        source_version: r.int("source_version")?,
+        gm_id: r.uuid("gm_id")?,
+        player_id: r.uuid("player_id")?,
+        mode: stored(r.text("mode")?, Mode::parse, "mode")?,
+        language: stored(r.text("language")?, Language::parse, "language")?,
+        character: r.text("character")?,
+        brief: r.text("brief")?,
+        instructions: r.text("instructions")?,
+        boundaries: r.text("boundaries")?,
+        return_condition: r.text("return_condition")?,
+        gm_notes: r.text("gm_notes")?,
+        published_node_ids: from_json(&r.text("published_node_ids")?, "published_node_ids")?,
+        auto_approve: r.flag("auto_approve")?,
+        status: stored(r.text("status")?, PlayStatus::parse, "play status")?,
+        version: r.int("version")?,
+        memory: r.text("memory")?,
+        current_scene: r.opt_text("current_scene")?,
+        summary: r.opt_text("summary")?,
+        created_at: r.int("created_at")?,
+        updated_at: r.int("updated_at")?,
+    })
+}
+
+/// The columns of [`EVENT_COLUMNS`].
+fn event(r: &Row) -> Result<JournalEvent, StoreError> {
+    Ok(JournalEvent {
+        version: r.int("version")?,
+        kind: stored(r.text("kind")?, EventKind::parse, "event kind")?,
+        operation_id: r.opt_uuid("operation_id")?,
+        player_action: r.opt_text("player_action")?,
+        narration: r.opt_text("narration")?,
+        summary: r.opt_text("summary")?,
+        gm_private: r.opt_text("gm_private")?,
+        scene: r.opt_text("scene")?,
+        created_at: r.int("created_at")?,
+    })
+}
+
+/// The columns of [`CONSEQUENCE_COLUMNS`].
+fn consequence(r: &Row) -> Result<Consequence, StoreError> {
+    Ok(Consequence {
+        id: r.uuid("id")?,
+        assignment_id: r.uuid("assignment_id")?,
+        version: r.int("version")?,
+        category: stored(r.text("category")?, Category::parse, "category")?,
+        description: r.text("description")?,
+        status: stored(
+            r.text("status")?,
+            ConsequenceStatus::parse,
+            "consequence status",
+        )?,
+        gm_note: r.opt_text("gm_note")?,
+        created_at: r.int("created_at")?,
+        decided_at: r.opt_int("decided_at")?,
+    })
+}
+
+/// The columns of [`RECEIPT_COLUMNS`].
+fn receipt(r: &Row) -> Result<Receipt, StoreError> {
+    Ok(Receipt {
+        assignment_id: r.uuid("assignment_id")?,
+        operation_id: r.uuid("operation_id")?,
+        kind: stored(r.text("kind")?, OperationKind::parse, "operation kind")?,
+        args_hash: r.text("args_hash")?,
+        result: from_json(&r.text("result")?, "receipt result")?,
+        version: r.int("version")?,
+        created_at: r.int("created_at")?,
+    })
+}
+
+/// One page of an assignment's journal, on `on` (the pool or a held connection).
+async fn events(
+    on: impl Runner,
+    assignment_id: Uuid,
+    player_view: bool,
+    newest_first: bool,
+    offset: i64,
+    limit: i64,
+) -> Result<Vec<JournalEvent>, StoreError> {
+    // The filter and order are fixed fragments chosen here, never caller text.
+    let statement = format!(
+        "SELECT {EVENT_COLUMNS} FROM journal_events WHERE assignment_id = $1 {} \
+         ORDER BY version {} LIMIT $2 OFFSET $3",
+        journal_filter(player_view),
+        if newest_first { "DESC" } else { "ASC" },
+    );
+    let rows = sql(statement)
+        .bind(assignment_id)
+        .bind(limit.max(0))
+        .bind(offset.max(0))
+        .fetch_all(on)
+        .await?;
+    rows.iter().map(event).collect()
+}
+
+/// The newest `n` consequences, newest first, on `on`.
+async fn recent_consequences_on(
+    on: impl Runner,
+    assignment_id: Uuid,
+    n: i64,
+) -> Result<Vec<Consequence>, StoreError> {
+    let rows = sql(format!(
+        "SELECT {CONSEQUENCE_COLUMNS} FROM consequences WHERE assignment_id = $1 \
+         ORDER BY version DESC, seq DESC LIMIT $2"
+    ))
+    .bind(assignment_id)
+    .bind(n.max(0))
+    .fetch_all(on)
+    .await?;
+    rows.iter().map(consequence).collect()
+}
+
+#[async_trait]
+impl Play for SqlStore {
+    async fn journal_page(
+        &self,
+        assignment_id: Uuid,
+        player_view: bool,
+        offset: i64,
+        limit: i64,
+    ) -> Result<(i64, Vec<JournalEvent>), StoreError> {
+        let total = sql(format!(
+            "SELECT COUNT(*) AS n FROM journal_events WHERE assignment_id = $1 {}",
+            journal_filter(player_view)
+        ))
+        .bind(assignment_id)
+        .fetch_one(&self.db)
+        .await?
+        .int("n")?;
+        let page = events(&self.db, assignment_id, player_view, false, offset, limit).await?;
+        Ok((total, page))
+    }
+
+    /// `get_play_context`'s reads on one pooled connection (one acquisition instead of one
+    /// per statement): the assignment with its scenario's title (a correlated subquery, so no
+    /// second statement), the newest player-visible events (oldest first) and the newest
+    /// consequences.
+    async fn context_snapshot(
+        &self,
+        assignment_id: Uuid,
+        events_wanted: i64,
+        consequences_wanted: i64,
+    ) -> Result<Option<ContextSnapshot>, StoreError> {
+        let mut conn = self.db.acquire().await?;
+        let Some(row) = sql(format!(
+            "SELECT {ASSIGNMENT_COLUMNS}, (SELECT s.title FROM scenarios s \
+             WHERE s.id = assignments.scenario_id) AS scenario_title \
+             FROM assignments WHERE id = $1"
+        ))
+        .bind(assignment_id)
+        .fetch_optional(&mut conn)
+        .await?
+        else {
+            return Ok(None);
+        };
+        let assignment = assignment(&row)?;
+        let scenario_title = row.opt_text("scenario_title")?;
+        let mut recent = events(&mut conn, assignment_id, true, true, 0, events_wanted).await?;
+        recent.reverse();
+        let consequences =
+            recent_consequences_on(&mut conn, assignment_id, consequences_wanted).await?;
+        Ok(Some(ContextSnapshot {
+            assignment,
+            scenario_title,
+            events: recent,
+            consequences,
+        }))
+    }
+
+    async fn recent_journal(
+        &self,
+        assignment_id: Uuid,
+        player_view: bool,
+        n: i64,
+    ) -> Result<Vec<JournalEvent>, StoreError> {
+        let mut recent = events(&self.db, assignment_id, player_view, true, 0, n).await?;
+        recent.reverse();
+        Ok(recent)
+    }
+
+    async fn journal(
+        &self,
+        assignment_id: Uuid,
+        player_view: bool,
+    ) -> Result<Vec<JournalEvent>, StoreError> {
+        events(&self.db, assignment_id, player_view, false, 0, i64::MAX).await
+    }
+
+    async fn recent_consequences(
+        &self,
+        assignment_id: Uuid,
+        n: i64,
+    ) -> Result<Vec<Consequence>, StoreError> {
+        recent_consequences_on(&self.db, assignment_id, n).await
+    }
+
+    async fn consequences(&self, assignment_id: Uuid) -> Result<Vec<Consequence>, StoreError> {
+        let rows = sql(format!(
+            "SELECT {CONSEQUENCE_COLUMNS} FROM consequences WHERE assignment_id = $1 \
+             ORDER BY version, seq"
+        ))
+        .bind(assignment_id)
+        .fetch_all(&self.db)
+        .await?;
+        rows.iter().map(consequence).collect()
+    }
+
+    async fn pending_count(&self, assignment_id: Uuid) -> Result<i64, StoreError> {
+        sql(PENDING_COUNT)
+            .bind(assignment_id)
+            .fetch_one(&self.db)
+            .await?
+            .int("n")
+    }
+
+    async fn receipt(
+        &self,
+        assignment_id: Uuid,
+        operation_id: Uuid,
+    ) -> Result<Option<Receipt>, StoreError> {
+        let row = sql(format!(
+            "SELECT {RECEIPT_COLUMNS} FROM receipts WHERE assignment_id = $1 AND operation_id = $2"
+        ))
+        .bind(assignment_id)
+        .bind(operation_id)
+        .fetch_optional(&self.db)
+        .await?;
+        row.as_ref().map(receipt).transpose()
+    }
+
+    async fn apply(
+        &self,
+        assignment_id: Uuid,
+        operation_id: Uuid,
+        load: Load<'_>,
+        decide: Decide,
+    ) -> Result<Applied, ApplyError> {
+        let mut tx = self.db.begin_write().await?;
+        match apply_locked(&mut tx, assignment_id, operation_id, load, decide).await {
+            Ok(Outcome::Commit(receipt)) => {
+                tx.commit().await?;
+                Ok(Applied::Committed(receipt))
+            }
+            Ok(Outcome::Replay(receipt)) => {
+                tx.rollback().await?;
+                Ok(Applied::Replayed(receipt))
+            }
+            Err(err) => {
+                if let Err(rollback) = tx.rollback().await {
+                    tracing::warn!(
+                        error = %rollback,
+                        "rollback after a refused operation failed"
+                    );
+                }
+                Err(err)
+            }
+        }
+    }
+}
+
+/// What the locked part of [`Play::apply`] decided.
+enum Outcome {
+    Commit(Receipt),
+    Replay(Receipt),
+}
+
+/// The body of [`Play::apply`] inside the write transaction, from the row lock on; the caller
+/// commits or rolls back.
+async fn apply_locked(
+    tx: &mut Tx,
+    assignment_id: Uuid,
+    operation_id: Uuid,
+    load: Load<'_>,
+    decide: Decide,
+) -> Result<Outcome, ApplyError> {
+    let row = sql(format!(
+        "SELECT {ASSIGNMENT_COLUMNS} FROM assignments WHERE id = $1{}",
+        tx.backend().row_lock()
+    ))
+    .bind(assignment_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let assignment = row
+        .as_ref()
+        .map(assignment)
+        .transpose()?
+        .ok_or(DomainError::NotFound)?;
+
+    let receipt = sql(format!(
+        "SELECT {RECEIPT_COLUMNS} FROM receipts WHERE assignment_id = $1 AND operation_id = $2"
+    ))
+    .bind(assignment_id)
+    .bind(operation_id)
+    .fetch_optional(&mut *tx)
+    .await?
+    .as_ref()
+    .map(receipt)
+    .transpose()?;
+
+    let mut consequences: Vec<Consequence> = Vec::with_capacity(load.consequences.len());
+    for cid in load.consequences {
+        if consequences.iter().any(|c| c.id == *cid) {
+            continue;
+        }
+        let row = sql(format!(
+            "SELECT {CONSEQUENCE_COLUMNS} FROM consequences WHERE id = $1 AND assignment_id = $2"
+        ))
+        .bind(*cid)
+        .bind(assignment_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some(row) = row {
+            consequences.push(consequence(&row)?);
+        }
+    }
+
+    let pending = if load.pending {
+        Some(
+            sql(PENDING_COUNT)
+                .bind(assignment_id)
+                .fetch_one(&mut *tx)
+                .await?
+                .int("n")?,
+        )
+    } else {
+        None
+    };
+
+    let decision = decide(OperationState {
+        assignment: &assignment,
+        receipt: receipt.as_ref(),
+        consequences: &consequences,
+        pending,
+    })?;
+    match decision {
+        Decision::Replay(receipt) => Ok(Outcome::Replay(receipt)),
+        Decision::Write(plan) => {
+            write_plan(tx, &assignment, &plan).await?;
+            Ok(Outcome::Commit(plan.receipt))
+        }
+    }
+}
+
+/// Writes everything one operation changes. The version guard on the update and the primary
+/// keys of events and receipts back up the lock.
+async fn write_plan(tx: &mut Tx, before: &Assignment, plan: &WritePlan) -> Result<(), StoreError> {
+    let updated = sql(
+        "UPDATE assignments SET version = $1, status = $2, memory = $3, \
+                       current_scene = $4, summary = $5, updated_at = $6 \
+                       WHERE id = $7 AND version = $8",
+    )
+    .bind(plan.version)
+    .bind(plan.status.as_str())
+    .bind(&plan.memory)
+    .bind(plan.current_scene.as_deref())
+    .bind(plan.summary.as_deref())
+    .bind(plan.updated_at)
+    .bind(before.id)
+    .bind(before.version)
+    .execute(&mut *tx)
+    .await?;
+    if updated.rows_affected() != 1 {
+        return Err(StoreError::Conflict(
+            "assignment changed during the operation".into(),
+        ));
+    }
+
+    for event in &plan.events {
+        sql(
+            "INSERT INTO journal_events (assignment_id, version, kind, operation_id, \
+             player_action, narration, summary, gm_private, scene, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .bind(before.id)
+        .bind(event.version)
+        .bind(event.kind.as_str())
+        .bind(event.operation_id)
+        .bind(event.player_action.as_deref())
+        .bind(event.narration.as_deref())
+        .bind(event.summary.as_deref())
+        .bind(event.gm_private.as_deref())
+        .bind(event.scene.as_deref())
+        .bind(event.created_at)
+        .execute(&mut *tx)
+        .await?;
+    }
+
+    for (seq, c) in (0_i64..).zip(&plan.consequences) {
+        sql(
+            "INSERT INTO consequences (id, assignment_id, version, seq, category, description, \
+             status, gm_note, created_at, decided_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .bind(c.id)
+        .bind(c.assignment_id)
+        .bind(c.version)
+        .bind(seq)
+        .bind(c.category.as_str())
+        .bind(&c.description)
+        .bind(c.status.as_str())
+        .bind(c.gm_note.as_deref())
+        .bind(c.created_at)
+        .bind(c.decided_at)
+        .execute(&mut *tx)
+        .await?;
+    }
+
+    for d in &plan.decisions {
+        let decided = sql(
+            "UPDATE consequences SET status = $1, gm_note = $2, decided_at = $3 \
+                           WHERE id = $4 AND assignment_id = $5",
+        )
+        .bind(d.status.as_str())
+        .bind(d.note.as_deref())
+        .bind(d.decided_at)
+        .bind(d.id)
+        .bind(before.id)
+        .execute(&mut *tx)
+        .await?;
+        if decided.rows_affected() != 1 {
+            return Err(StoreError::NotFound);
+        }
+    }
+
+    let r = &plan.receipt;
+    sql(
+        "INSERT INTO receipts (assignment_id, operation_id, kind, args_hash, result, version, \
+         created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(r.assignment_id)
+    .bind(r.operation_id)
+    .bind(r.kind.as_str())
+    .bind(&r.args_hash)
+    .bind(json_text(&r.result)?)
+    .bind(r.version)
+    .bind(r.created_at)
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn player_journal_filter_lists_exactly_the_player_visible_kinds() {
+        let all = [
+            EventKind::Turn,
+            EventKind::Finish,
+            EventKind::Review,
+            EventKind::GmNote,
+        ];
+        let filter = journal_filter(true);
+        for kind in all {
+            let listed = filter.contains(&format!("'{}'", kind.as_str()));
+            assert_eq!(listed, kind.player_visible(), "{kind:?}");
+        }
+        assert_eq!(journal_filter(false), "");
+    }
+}
