@@ -1,10 +1,10 @@
 //! The campaign service: what GMs and players do outside the player door — assignments,
 //! tokens, journal, review, report, scenario authoring, author tokens and the wiki — with the
-//! access rules in one place. The REST API and the author door `/mcp` both call it.
+//! access rules in one place. The REST API and the author door `/mcp` both call it. It answers
+//! typed results; [`crate::render`] turns them into the JSON both doors show.
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::domain::assignment::CreateAssignment;
@@ -13,9 +13,12 @@ use crate::domain::play::DomainError;
 use crate::domain::report::{self, Reader, ReportInput};
 use crate::domain::review::{self, ReviewArgs};
 use crate::domain::wiki::{self, WikiPage, WikiWrite, WikiWriteOutcome};
-use crate::domain::{Assignment, Language, Node, Scenario, User, token};
+use crate::domain::{
+    Assignment, Consequence, ConsequenceStatus, JournalEvent, Language, Millis, Node, Scenario,
+    User, token,
+};
 use crate::service::{PlayService, ServiceError};
-use crate::store::{AuthorTokenInfo, CreateOutcome, Load, NewAuthorToken, StoreError};
+use crate::store::{Applied, AuthorTokenInfo, CreateOutcome, Load, NewAuthorToken, StoreError};
 
 /// Node kinds an author may create.
 pub const NODE_KINDS: [&str; 5] = ["scene", "npc", "item", "location", "note"];
@@ -116,44 +119,117 @@ pub struct NodeInput {
     pub gm_text: String,
 }
 
+/// An assignment as one caller sees it: the role decides whether its GM notes show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssignmentView {
+    pub assignment: Assignment,
+    pub role: Role,
+    /// The scenario's title where the answer names it (`None` in lists).
+    pub scenario_title: Option<String>,
+}
+
+/// [`CampaignService::create`]'s answer: the assignment, and whether this call created it
+/// (`false` for an identical retry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreatedAssignment {
+    pub view: AssignmentView,
+    pub created: bool,
+}
+
+/// [`CampaignService::get`]'s answer: one assignment and how many consequences await review.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssignmentDetail {
+    pub view: AssignmentView,
+    pub pending_consequences: i64,
+}
+
+/// [`CampaignService::overview`]'s answer: the detail and every consequence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssignmentOverview {
+    pub detail: AssignmentDetail,
+    pub consequences: Vec<Consequence>,
+}
+
+/// A new play token; the plaintext is shown this once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlayTokenIssued {
+    pub assignment_id: Uuid,
+    pub token: String,
+    pub expires_at: Millis,
+}
+
+/// A play-token revocation: how many live tokens it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlayTokenRevoked {
+    pub assignment_id: Uuid,
+    pub revoked: u64,
+}
+
+/// One page of an assignment's journal, for the caller's role: a player's page holds only
+/// player-visible events and shows neither GM-private text nor operation ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssignmentJournal {
+    pub role: Role,
+    pub total: i64,
+    pub offset: i64,
+    pub limit: i64,
+    pub entries: Vec<JournalEvent>,
+}
+
+/// A scenario with its draft nodes and its latest published version's nodes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioDetail {
+    pub scenario: Scenario,
+    pub draft_nodes: Vec<Node>,
+    /// Empty before the first publish.
+    pub published_nodes: Vec<Node>,
+}
+
+/// A deleted draft node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeDeleted {
+    pub node_id: String,
+}
+
+/// The source version a publish froze.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Published {
+    pub scenario_id: Uuid,
+    pub source_version: i64,
+}
+
+/// One of the GM's assignments with the consequences awaiting review (never empty).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingReview {
+    pub assignment: Assignment,
+    pub pending: Vec<Consequence>,
+}
+
+/// A new author token; the plaintext is shown this once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthorTokenIssued {
+    pub id: Uuid,
+    pub name: String,
+    pub token: String,
+    pub expires_at: Millis,
+}
+
+/// A revoked author token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthorTokenRevoked {
+    pub id: Uuid,
+}
+
+/// A wiki page matching a search, with an excerpt around the first match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WikiHit {
+    pub page: WikiPage,
+    pub excerpt: String,
+}
+
 /// The campaign service.
 pub struct CampaignService {
     pub play: Arc<PlayService>,
-}
-
-fn assignment_json(a: &Assignment, role: Role, scenario_title: Option<&str>) -> Value {
-    let mut v = json!({
-        "id": a.id,
-        "scenario_id": a.scenario_id,
-        "scenario_title": scenario_title,
-        "source_version": a.source_version,
-        "gm_id": a.gm_id,
-        "player_id": a.player_id,
-        "mode": a.mode.as_str(),
-        "language": a.language.as_str(),
-        "character": a.character,
-        "brief": a.brief,
-        "instructions": a.instructions,
-        "boundaries": a.boundaries,
-        "return_condition": a.return_condition,
-        "published_node_ids": a.published_node_ids,
-        "auto_approve": a.auto_approve,
-        "status": a.status.as_str(),
-        "version": a.version,
-        "current_scene": a.current_scene,
-        "summary": a.summary,
-        "created_at": a.created_at,
-        "updated_at": a.updated_at,
-        "role": match role { Role::Gm => "gm", Role::Player => "player" },
-    });
-    if role == Role::Gm {
-        v["gm_notes"] = Value::String(a.gm_notes.clone());
-    }
-    v
-}
-
-fn node_json(n: &Node) -> Value {
-    json!({"id": n.id, "kind": n.kind, "title": n.title, "published": n.published, "public_text": n.public_text, "gm_text": n.gm_text})
 }
 
 impl CampaignService {
@@ -197,23 +273,31 @@ impl CampaignService {
     }
 
     /// Up to 200 most recent assignments the actor is GM or player of.
-    pub async fn list(&self, actor: &User) -> Result<Value, CampaignError> {
+    pub async fn list(&self, actor: &User) -> Result<Vec<AssignmentView>, CampaignError> {
         let items = self.play.store.assignments_of(actor.id, LIST_LIMIT).await?;
-        Ok(json!({
-            "items": items.iter().map(|a| {
-                let role = if a.gm_id == actor.id { Role::Gm } else { Role::Player };
-                assignment_json(a, role, None)
-            }).collect::<Vec<_>>()
-        }))
+        Ok(items
+            .into_iter()
+            .map(|assignment| {
+                let role = if assignment.gm_id == actor.id {
+                    Role::Gm
+                } else {
+                    Role::Player
+                };
+                AssignmentView {
+                    assignment,
+                    role,
+                    scenario_title: None,
+                }
+            })
+            .collect())
     }
 
     /// Creates an assignment (only the scenario's owner); identical retries return it again.
-    /// Returns the assignment and whether it was created now.
     pub async fn create(
         &self,
         actor: &User,
         input: &CreateAssignment,
-    ) -> Result<(Value, bool), CampaignError> {
+    ) -> Result<CreatedAssignment, CampaignError> {
         if !actor.is_gm {
             return Err(CampaignError::Forbidden(
                 "only game masters create assignments".into(),
@@ -244,29 +328,33 @@ impl CampaignService {
         let assignment = input
             .build(actor, &scenario, &nodes, player.as_ref(), self.now())
             .map_err(CampaignError::Invalid)?;
-        match self
+        let (assignment, created) = match self
             .play
             .store
             .create_assignment_once(&assignment, &input.creation_hash())
             .await?
         {
-            CreateOutcome::Created => Ok((
-                assignment_json(&assignment, Role::Gm, Some(&scenario.title)),
-                true,
-            )),
-            CreateOutcome::Existing(existing) => Ok((
-                assignment_json(&existing, Role::Gm, Some(&scenario.title)),
-                false,
-            )),
-            CreateOutcome::Conflict => Err(CampaignError::Conflict(format!(
-                "Assignment {} already exists with different content; use a new id to create another.",
-                input.id
-            ))),
-        }
+            CreateOutcome::Created => (assignment, true),
+            CreateOutcome::Existing(existing) => (*existing, false),
+            CreateOutcome::Conflict => {
+                return Err(CampaignError::Conflict(format!(
+                    "Assignment {} already exists with different content; use a new id to create another.",
+                    input.id
+                )));
+            }
+        };
+        Ok(CreatedAssignment {
+            view: AssignmentView {
+                assignment,
+                role: Role::Gm,
+                scenario_title: Some(scenario.title),
+            },
+            created,
+        })
     }
 
     /// One assignment; GM notes only for its GM.
-    pub async fn get(&self, actor: &User, id: Uuid) -> Result<Value, CampaignError> {
+    pub async fn get(&self, actor: &User, id: Uuid) -> Result<AssignmentDetail, CampaignError> {
         let (a, role) = self.visible(actor, id).await?;
         let title = self
             .play
@@ -274,26 +362,58 @@ impl CampaignService {
             .scenario(a.scenario_id)
             .await?
             .map(|s| s.title);
-        let pending = self.play.store.pending_count(a.id).await?;
-        let mut v = assignment_json(&a, role, title.as_deref());
-        v["pending_consequences"] = json!(pending);
-        Ok(v)
+        let pending_consequences = self.play.store.pending_count(a.id).await?;
+        Ok(AssignmentDetail {
+            view: AssignmentView {
+                assignment: a,
+                role,
+                scenario_title: title,
+            },
+            pending_consequences,
+        })
+    }
+
+    /// One assignment with its pending count and every consequence (for either role).
+    pub async fn overview(
+        &self,
+        actor: &User,
+        id: Uuid,
+    ) -> Result<AssignmentOverview, CampaignError> {
+        let detail = self.get(actor, id).await?;
+        let consequences = self.consequences(actor, id).await?;
+        Ok(AssignmentOverview {
+            detail,
+            consequences,
+        })
     }
 
     /// Generates a play token (the GM or the player); the plaintext is returned once.
-    pub async fn generate_token(&self, actor: &User, id: Uuid) -> Result<Value, CampaignError> {
+    pub async fn generate_token(
+        &self,
+        actor: &User,
+        id: Uuid,
+    ) -> Result<PlayTokenIssued, CampaignError> {
         let (a, _) = self.visible(actor, id).await?;
-        let (plaintext, expires_at) = self.play.issue_token(a.id).await?;
-        Ok(
-            json!({"assignment_id": a.id, "token": plaintext, "expires_at": expires_at, "mcp_path": "/play/mcp"}),
-        )
+        let (token, expires_at) = self.play.issue_token(a.id).await?;
+        Ok(PlayTokenIssued {
+            assignment_id: a.id,
+            token,
+            expires_at,
+        })
     }
 
     /// Revokes the assignment's play token (the GM or the player).
-    pub async fn revoke_token(&self, actor: &User, id: Uuid) -> Result<Value, CampaignError> {
+    pub async fn revoke_token(
+        &self,
+        actor: &User,
+        id: Uuid,
+    ) -> Result<PlayTokenRevoked, CampaignError> {
         let (a, _) = self.visible(actor, id).await?;
         let revoked = self.play.revoke_token(a.id).await?;
-        Ok(json!({"assignment_id": a.id, "revoked": revoked}))
+        Ok(PlayTokenRevoked {
+            assignment_id: a.id,
+            revoked,
+        })
     }
 
     /// A journal page, filtered by role (the GM also sees review events and GM-private text).
@@ -303,40 +423,30 @@ impl CampaignService {
         id: Uuid,
         offset: i64,
         limit: i64,
-    ) -> Result<Value, CampaignError> {
+    ) -> Result<AssignmentJournal, CampaignError> {
         let (a, role) = self.visible(actor, id).await?;
-        let player_view = role == Role::Player;
         let (total, entries) = self
             .play
             .store
-            .journal_page(a.id, player_view, offset, limit)
+            .journal_page(a.id, role == Role::Player, offset, limit)
             .await?;
-        Ok(json!({
-            "total": total,
-            "offset": offset,
-            "limit": limit,
-            "entries": entries.iter().map(|e| {
-                let mut v = json!({
-                    "version": e.version, "kind": e.kind.as_str(), "created_at": e.created_at,
-                    "player_action": e.player_action, "narration": e.narration, "summary": e.summary, "scene": e.scene,
-                });
-                if !player_view {
-                    v["gm_private"] = json!(e.gm_private);
-                    v["operation_id"] = json!(e.operation_id);
-                }
-                v
-            }).collect::<Vec<_>>(),
-        }))
+        Ok(AssignmentJournal {
+            role,
+            total,
+            offset,
+            limit,
+            entries,
+        })
     }
 
     /// Every consequence of an assignment (for either role).
-    pub async fn consequences(&self, actor: &User, id: Uuid) -> Result<Value, CampaignError> {
+    pub async fn consequences(
+        &self,
+        actor: &User,
+        id: Uuid,
+    ) -> Result<Vec<Consequence>, CampaignError> {
         let (a, _) = self.visible(actor, id).await?;
-        let all = self.play.store.consequences(a.id).await?;
-        Ok(json!({"items": all.iter().map(|c| json!({
-            "id": c.id, "version": c.version, "category": c.category.as_str(), "description": c.description,
-            "status": c.status.as_str(), "gm_note": c.gm_note, "decided_at": c.decided_at,
-        })).collect::<Vec<_>>()}))
+        Ok(self.play.store.consequences(a.id).await?)
     }
 
     /// The GM's review: one versioned, retry-safe transaction.
@@ -345,13 +455,13 @@ impl CampaignService {
         actor: &User,
         id: Uuid,
         args: ReviewArgs,
-    ) -> Result<Value, CampaignError> {
+    ) -> Result<Applied, CampaignError> {
         let a = self.as_gm(actor, id).await?;
         args.validate()?;
         let hash = args.normalized_hash();
         let ids = args.ids();
         let now = self.now();
-        let applied = self
+        Ok(self
             .play
             .store
             .apply(
@@ -361,8 +471,7 @@ impl CampaignService {
                 Box::new(move |state| review::decide_review(state, &args, &hash, now)),
             )
             .await
-            .map_err(ServiceError::from)?;
-        Ok(crate::service::receipt_result(applied))
+            .map_err(ServiceError::from)?)
     }
 
     /// The Markdown report, GM-only material filtered by role.
@@ -419,42 +528,42 @@ impl CampaignService {
     }
 
     /// The actor's scenarios.
-    pub async fn scenarios(&self, actor: &User) -> Result<Value, CampaignError> {
+    pub async fn scenarios(&self, actor: &User) -> Result<Vec<Scenario>, CampaignError> {
         Self::require_gm(actor)?;
-        let list = self.play.store.scenarios_of(actor.id).await?;
-        Ok(
-            json!({"items": list.iter().map(|s| json!({"id": s.id, "title": s.title, "version": s.version, "created_at": s.created_at})).collect::<Vec<_>>()}),
-        )
+        Ok(self.play.store.scenarios_of(actor.id).await?)
     }
 
     /// Creates an empty scenario (no published version yet).
-    pub async fn create_scenario(&self, actor: &User, title: &str) -> Result<Value, CampaignError> {
+    pub async fn create_scenario(
+        &self,
+        actor: &User,
+        title: &str,
+    ) -> Result<Scenario, CampaignError> {
         Self::require_gm(actor)?;
         let mut e = FieldErrors::new();
         e.text("title", title, 1, TITLE_CHARS);
         e.into_result().map_err(CampaignError::Invalid)?;
-        let s = self
+        Ok(self
             .play
             .store
             .create_draft_scenario(self.play.random.uuid(), actor.id, title, self.now())
-            .await?;
-        Ok(json!({"id": s.id, "title": s.title, "version": s.version, "created_at": s.created_at}))
+            .await?)
     }
 
     /// A scenario with its draft nodes and, if published, the latest version's nodes.
-    pub async fn scenario(&self, actor: &User, id: Uuid) -> Result<Value, CampaignError> {
+    pub async fn scenario(&self, actor: &User, id: Uuid) -> Result<ScenarioDetail, CampaignError> {
         let s = self.own_scenario(actor, id).await?;
-        let draft = self.play.store.draft_nodes(s.id).await?;
-        let published = if s.version > 0 {
+        let draft_nodes = self.play.store.draft_nodes(s.id).await?;
+        let published_nodes = if s.version > 0 {
             self.play.store.nodes(s.id, s.version).await?
         } else {
             Vec::new()
         };
-        Ok(json!({
-            "id": s.id, "title": s.title, "version": s.version, "created_at": s.created_at,
-            "draft_nodes": draft.iter().map(node_json).collect::<Vec<_>>(),
-            "published_nodes": published.iter().map(node_json).collect::<Vec<_>>(),
-        }))
+        Ok(ScenarioDetail {
+            scenario: s,
+            draft_nodes,
+            published_nodes,
+        })
     }
 
     /// Creates or replaces a draft node.
@@ -464,7 +573,7 @@ impl CampaignService {
         scenario_id: Uuid,
         node_id: &str,
         input: &NodeInput,
-    ) -> Result<Value, CampaignError> {
+    ) -> Result<Node, CampaignError> {
         let s = self.own_scenario(actor, scenario_id).await?;
         let mut e = FieldErrors::new();
         if !is_slug(node_id) {
@@ -489,7 +598,7 @@ impl CampaignService {
             gm_text: input.gm_text.clone(),
         };
         self.play.store.put_draft_node(s.id, &node).await?;
-        Ok(node_json(&node))
+        Ok(node)
     }
 
     /// Deletes a draft node.
@@ -498,48 +607,59 @@ impl CampaignService {
         actor: &User,
         scenario_id: Uuid,
         node_id: &str,
-    ) -> Result<Value, CampaignError> {
+    ) -> Result<NodeDeleted, CampaignError> {
         let s = self.own_scenario(actor, scenario_id).await?;
         if self.play.store.delete_draft_node(s.id, node_id).await? {
-            Ok(json!({"deleted": node_id}))
+            Ok(NodeDeleted {
+                node_id: node_id.to_owned(),
+            })
         } else {
             Err(CampaignError::NotFound)
         }
     }
 
     /// Freezes the draft as a new source version.
-    pub async fn publish(&self, actor: &User, scenario_id: Uuid) -> Result<Value, CampaignError> {
+    pub async fn publish(
+        &self,
+        actor: &User,
+        scenario_id: Uuid,
+    ) -> Result<Published, CampaignError> {
         let s = self.own_scenario(actor, scenario_id).await?;
         if self.play.store.draft_nodes(s.id).await?.is_empty() {
             let mut e = FieldErrors::new();
             e.add("nodes", "a scenario needs at least one node to publish");
             return Err(CampaignError::Invalid(e));
         }
-        let version = self.play.store.publish_scenario(s.id).await?;
-        Ok(json!({"id": s.id, "source_version": version}))
+        let source_version = self.play.store.publish_scenario(s.id).await?;
+        Ok(Published {
+            scenario_id: s.id,
+            source_version,
+        })
     }
 
     /// Pending consequences across the actor's assignments (for the author door).
-    pub async fn pending_reviews(&self, actor: &User) -> Result<Value, CampaignError> {
+    pub async fn pending_reviews(&self, actor: &User) -> Result<Vec<PendingReview>, CampaignError> {
         let mut out = Vec::new();
         for a in self.play.store.assignments_of(actor.id, LIST_LIMIT).await? {
             if a.gm_id != actor.id {
                 continue;
             }
-            let pending: Vec<Value> = self
+            let pending: Vec<Consequence> = self
                 .play
                 .store
                 .consequences(a.id)
                 .await?
                 .into_iter()
-                .filter(|c| c.status == crate::domain::ConsequenceStatus::Pending)
-                .map(|c| json!({"id": c.id, "version": c.version, "category": c.category.as_str(), "description": c.description}))
+                .filter(|c| c.status == ConsequenceStatus::Pending)
                 .collect();
             if !pending.is_empty() {
-                out.push(json!({"assignment_id": a.id, "character": a.character, "version": a.version, "status": a.status.as_str(), "pending": pending}));
+                out.push(PendingReview {
+                    assignment: a,
+                    pending,
+                });
             }
         }
-        Ok(json!({"assignments": out}))
+        Ok(out)
     }
 
     // ---- author tokens ----
@@ -549,14 +669,14 @@ impl CampaignService {
         &self,
         actor: &User,
         name: &str,
-    ) -> Result<Value, CampaignError> {
+    ) -> Result<AuthorTokenIssued, CampaignError> {
         Self::require_gm(actor)?;
         let mut e = FieldErrors::new();
         e.text("name", name, 1, 100);
         e.into_result().map_err(CampaignError::Invalid)?;
         let mut raw = [0u8; 20];
         self.play.random.fill(&mut raw);
-        let plaintext = token::format_author_token(raw);
+        let token = token::format_author_token(raw);
         let now = self.now();
         let id = self.play.random.uuid();
         let expires_at = now + token::AUTHOR_TOKEN_TTL_MS;
@@ -566,14 +686,17 @@ impl CampaignService {
                 id,
                 user_id: actor.id,
                 name: name.to_owned(),
-                digest: token::digest(&plaintext),
+                digest: token::digest(&token),
                 created_at: now,
                 expires_at,
             })
             .await?;
-        Ok(
-            json!({"id": id, "name": name, "token": plaintext, "expires_at": expires_at, "mcp_path": "/mcp"}),
-        )
+        Ok(AuthorTokenIssued {
+            id,
+            name: name.to_owned(),
+            token,
+            expires_at,
+        })
     }
 
     /// The actor's author tokens (never the tokens themselves).
@@ -586,14 +709,14 @@ impl CampaignService {
         &self,
         actor: &User,
         id: Uuid,
-    ) -> Result<Value, CampaignError> {
+    ) -> Result<AuthorTokenRevoked, CampaignError> {
         if self
             .play
             .store
             .revoke_author_token(actor.id, id, self.now())
             .await?
         {
-            Ok(json!({"revoked": id}))
+            Ok(AuthorTokenRevoked { id })
         } else {
             Err(CampaignError::NotFound)
         }
@@ -601,13 +724,12 @@ impl CampaignService {
 
     // ---- wiki ----
 
-    pub async fn wiki_list(&self, actor: &User) -> Result<Value, CampaignError> {
-        let pages = self.play.store.wiki_pages(actor.id).await?;
-        Ok(
-            json!({"pages": pages.iter().map(|p| json!({"slug": p.slug, "title": p.title, "version": p.version, "updated_at": p.updated_at})).collect::<Vec<_>>()}),
-        )
+    /// The actor's wiki pages.
+    pub async fn wiki_list(&self, actor: &User) -> Result<Vec<WikiPage>, CampaignError> {
+        Ok(self.play.store.wiki_pages(actor.id).await?)
     }
 
+    /// The current version of one of the actor's wiki pages.
     pub async fn wiki_read(&self, actor: &User, slug: &str) -> Result<WikiPage, CampaignError> {
         self.play
             .store
@@ -616,6 +738,7 @@ impl CampaignService {
             .ok_or(CampaignError::NotFound)
     }
 
+    /// Writes a wiki page if it is still at the version the writer read.
     pub async fn wiki_write(
         &self,
         actor: &User,
@@ -636,16 +759,23 @@ impl CampaignService {
         }
     }
 
-    pub async fn wiki_search(&self, actor: &User, query: &str) -> Result<Value, CampaignError> {
+    /// Searches the actor's wiki pages.
+    pub async fn wiki_search(
+        &self,
+        actor: &User,
+        query: &str,
+    ) -> Result<Vec<WikiHit>, CampaignError> {
         let mut e = FieldErrors::new();
         e.text("query", query, 1, wiki::QUERY_CHARS);
         e.into_result().map_err(CampaignError::Invalid)?;
         let pages = self.play.store.wiki_pages(actor.id).await?;
-        Ok(
-            json!({"hits": wiki::search(&pages, query).into_iter().map(|(p, ex)| json!({"slug": p.slug, "title": p.title, "version": p.version, "excerpt": ex})).collect::<Vec<_>>()}),
-        )
+        Ok(wiki::search(&pages, query)
+            .into_iter()
+            .map(|(page, excerpt)| WikiHit { page, excerpt })
+            .collect())
     }
 
+    /// Every version of one of the actor's wiki pages, newest first.
     pub async fn wiki_history(
         &self,
         actor: &User,
@@ -657,5 +787,19 @@ impl CampaignService {
         } else {
             Ok(h)
         }
+    }
+
+    /// One version of one of the actor's wiki pages (one its history lists).
+    pub async fn wiki_read_version(
+        &self,
+        actor: &User,
+        slug: &str,
+        version: i64,
+    ) -> Result<WikiPage, CampaignError> {
+        self.wiki_history(actor, slug)
+            .await?
+            .into_iter()
+            .find(|p| p.version == version)
+            .ok_or(CampaignError::NotFound)
     }
 }

@@ -355,9 +355,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                         .await
                         .map_err(|e| anyhow::anyhow!("{e}"))?;
                     if json {
-                        println!("{issued}");
+                        println!("{}", crate::render::author_token_issued(&issued));
                     } else {
-                        println!("{}", issued["token"].as_str().unwrap_or_default());
+                        println!("{}", issued.token);
                     }
                 }
             }

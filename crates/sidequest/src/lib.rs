@@ -11,6 +11,7 @@ pub mod domain;
 pub mod http;
 pub mod i18n;
 pub mod mcp;
+pub mod render;
 pub mod service;
 pub mod state;
 pub mod store;

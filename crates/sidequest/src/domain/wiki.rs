@@ -1,7 +1,7 @@
 //! The private campaign wiki of a GM: Markdown pages by slug, versioned, written with optimistic
 //! concurrency, searchable. Reachable only with author credentials; never from the player door.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::domain::Millis;
 use crate::domain::fields::{FieldErrors, is_slug};
@@ -11,8 +11,8 @@ pub const BODY_CHARS: usize = 100_000;
 pub const QUERY_CHARS: usize = 200;
 pub const SEARCH_HITS: usize = 20;
 
-/// One wiki page.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One wiki page (its JSON is `render::wiki_page`'s).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WikiPage {
     pub slug: String,
     pub title: String,

@@ -1,17 +1,19 @@
 //! `/api/scenarios/…` (a GM's scenarios: draft nodes, publishing) and `/api/author-tokens/…`
-//! (personal tokens for the author door `/mcp`). Thin handlers over `CampaignService`.
+//! (personal tokens for the author door `/mcp`). Thin handlers over `CampaignService` whose
+//! answers [`crate::render`] writes.
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use uuid::Uuid;
 
 use crate::campaign::NodeInput;
 use crate::http::error::{ApiJson, ApiPath, ApiResult};
 use crate::http::session::Session;
+use crate::render;
 use crate::state::AppState;
 
 /// 201 with a `Location` header.
@@ -32,7 +34,8 @@ pub struct NewScenarioBody {
 
 /// `GET /api/scenarios/`: the GM's scenarios.
 pub async fn list(State(state): State<AppState>, session: Session) -> ApiResult<Json<Value>> {
-    Ok(Json(state.campaign.scenarios(&session.user).await?))
+    let list = state.campaign.scenarios(&session.user).await?;
+    Ok(Json(render::scenarios(&list)))
 }
 
 /// `POST /api/scenarios/`: an empty scenario, not yet published (version 0).
@@ -45,11 +48,8 @@ pub async fn create(
         .campaign
         .create_scenario(&session.user, &body.title)
         .await?;
-    let location = format!(
-        "/api/scenarios/{}/",
-        scenario["id"].as_str().unwrap_or_default()
-    );
-    Ok(created(location, scenario))
+    let location = format!("/api/scenarios/{}/", scenario.id);
+    Ok(created(location, render::scenario(&scenario)))
 }
 
 /// `GET /api/scenarios/{id}/`: draft nodes and the latest published version's nodes.
@@ -58,7 +58,8 @@ pub async fn get(
     session: Session,
     ApiPath(id): ApiPath<Uuid>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(state.campaign.scenario(&session.user, id).await?))
+    let detail = state.campaign.scenario(&session.user, id).await?;
+    Ok(Json(render::scenario_detail(&detail)))
 }
 
 /// `PUT /api/scenarios/{id}/nodes/{node_id}/`: creates or replaces a draft node.
@@ -68,12 +69,11 @@ pub async fn put_node(
     ApiPath((id, node_id)): ApiPath<(Uuid, String)>,
     ApiJson(body): ApiJson<NodeInput>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(
-        state
-            .campaign
-            .put_node(&session.user, id, &node_id, &body)
-            .await?,
-    ))
+    let node = state
+        .campaign
+        .put_node(&session.user, id, &node_id, &body)
+        .await?;
+    Ok(Json(render::node(&node)))
 }
 
 /// `DELETE /api/scenarios/{id}/nodes/{node_id}/`: removes a draft node.
@@ -82,12 +82,11 @@ pub async fn delete_node(
     session: Session,
     ApiPath((id, node_id)): ApiPath<(Uuid, String)>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(
-        state
-            .campaign
-            .delete_node(&session.user, id, &node_id)
-            .await?,
-    ))
+    let deleted = state
+        .campaign
+        .delete_node(&session.user, id, &node_id)
+        .await?;
+    Ok(Json(render::node_deleted(&deleted)))
 }
 
 /// `POST /api/scenarios/{id}/publish/`: freezes the draft as the next `source_version`.
@@ -96,7 +95,8 @@ pub async fn publish(
     session: Session,
     ApiPath(id): ApiPath<Uuid>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(state.campaign.publish(&session.user, id).await?))
+    let published = state.campaign.publish(&session.user, id).await?;
+    Ok(Json(render::published(&published)))
 }
 
 /// The body of `POST /api/author-tokens/`.
@@ -112,15 +112,12 @@ pub async fn create_author_token(
     session: Session,
     ApiJson(body): ApiJson<NewAuthorTokenBody>,
 ) -> ApiResult<Response> {
-    let token = state
+    let issued = state
         .campaign
         .create_author_token(&session.user, &body.name)
         .await?;
-    let location = format!(
-        "/api/author-tokens/{}/",
-        token["id"].as_str().unwrap_or_default()
-    );
-    Ok(created(location, token))
+    let location = format!("/api/author-tokens/{}/", issued.id);
+    Ok(created(location, render::author_token_issued(&issued)))
 }
 
 /// `GET /api/author-tokens/`: the user's author tokens (never the tokens themselves).
@@ -129,7 +126,7 @@ pub async fn author_tokens(
     session: Session,
 ) -> ApiResult<Json<Value>> {
     let items = state.campaign.author_tokens(&session.user).await?;
-    Ok(Json(json!({ "items": items })))
+    Ok(Json(render::author_tokens(&items)))
 }
 
 /// `DELETE /api/author-tokens/{id}/`: revokes one of the user's author tokens.
@@ -138,10 +135,9 @@ pub async fn revoke_author_token(
     session: Session,
     ApiPath(id): ApiPath<Uuid>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(
-        state
-            .campaign
-            .revoke_author_token(&session.user, id)
-            .await?,
-    ))
+    let revoked = state
+        .campaign
+        .revoke_author_token(&session.user, id)
+        .await?;
+    Ok(Json(render::author_token_revoked(&revoked)))
 }

@@ -1,6 +1,6 @@
 //! `/api/plays/…`: the contract's eight REST endpoints for assignments (plus their
-//! consequences). Each handler extracts, calls one `CampaignService` method and maps the
-//! result; who may do what is the campaign service's business.
+//! consequences). Each handler extracts, calls one `CampaignService` method and answers its
+//! result as [`crate::render`] writes it; who may do what is the campaign service's business.
 
 use std::collections::HashMap;
 
@@ -18,11 +18,13 @@ use crate::domain::play::limits;
 use crate::domain::review::ReviewArgs;
 use crate::http::error::{ApiError, ApiJson, ApiPath, ApiResult};
 use crate::http::session::Session;
+use crate::render;
 use crate::state::AppState;
 
 /// `GET /api/plays/`: up to 200 most recent assignments the user is GM or player of.
 pub async fn list(State(state): State<AppState>, session: Session) -> ApiResult<Json<Value>> {
-    Ok(Json(state.campaign.list(&session.user).await?))
+    let items = state.campaign.list(&session.user).await?;
+    Ok(Json(render::assignments(&items)))
 }
 
 /// `POST /api/plays/`: 201 when created, 200 for an identical retry of the same id.
@@ -31,8 +33,9 @@ pub async fn create(
     session: Session,
     ApiJson(body): ApiJson<CreateAssignment>,
 ) -> ApiResult<Response> {
-    let (assignment, created) = state.campaign.create(&session.user, &body).await?;
-    if !created {
+    let outcome = state.campaign.create(&session.user, &body).await?;
+    let assignment = render::assignment(&outcome.view);
+    if !outcome.created {
         return Ok(Json(assignment).into_response());
     }
     let mut response = (StatusCode::CREATED, Json(assignment)).into_response();
@@ -48,7 +51,8 @@ pub async fn get(
     session: Session,
     ApiPath(id): ApiPath<Uuid>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(state.campaign.get(&session.user, id).await?))
+    let detail = state.campaign.get(&session.user, id).await?;
+    Ok(Json(render::assignment_detail(&detail)))
 }
 
 /// `POST /api/plays/{id}/access/`: a new play token, shown once; the previous one is revoked.
@@ -57,8 +61,12 @@ pub async fn generate_token(
     session: Session,
     ApiPath(id): ApiPath<Uuid>,
 ) -> ApiResult<Response> {
-    let token = state.campaign.generate_token(&session.user, id).await?;
-    Ok((StatusCode::CREATED, Json(token)).into_response())
+    let issued = state.campaign.generate_token(&session.user, id).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(render::play_token_issued(&issued)),
+    )
+        .into_response())
 }
 
 /// `DELETE /api/plays/{id}/access/`: revokes the assignment's play token.
@@ -67,7 +75,8 @@ pub async fn revoke_token(
     session: Session,
     ApiPath(id): ApiPath<Uuid>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(state.campaign.revoke_token(&session.user, id).await?))
+    let revoked = state.campaign.revoke_token(&session.user, id).await?;
+    Ok(Json(render::play_token_revoked(&revoked)))
 }
 
 /// An optional integer query parameter within bounds.
@@ -123,12 +132,11 @@ pub async fn journal(
         &mut e,
     );
     e.into_result()?;
-    Ok(Json(
-        state
-            .campaign
-            .journal(&session.user, id, offset, limit)
-            .await?,
-    ))
+    let page = state
+        .campaign
+        .journal(&session.user, id, offset, limit)
+        .await?;
+    Ok(Json(render::journal(&page)))
 }
 
 /// `GET /api/plays/{id}/consequences/`: every consequence and its decision.
@@ -137,7 +145,8 @@ pub async fn consequences(
     session: Session,
     ApiPath(id): ApiPath<Uuid>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(state.campaign.consequences(&session.user, id).await?))
+    let items = state.campaign.consequences(&session.user, id).await?;
+    Ok(Json(render::consequences(&items)))
 }
 
 /// `POST /api/plays/{id}/review/`: the GM's versioned, retry-safe decisions.
@@ -147,7 +156,8 @@ pub async fn review(
     ApiPath(id): ApiPath<Uuid>,
     ApiJson(body): ApiJson<ReviewArgs>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(state.campaign.review(&session.user, id, body).await?))
+    let applied = state.campaign.review(&session.user, id, body).await?;
+    Ok(Json(render::review(applied)))
 }
 
 /// `GET /api/plays/{id}/report/?lang=en|pl`: the Markdown report (English without `lang`).

@@ -1,6 +1,7 @@
 //! The author door `POST /mcp`: author personal tokens, how the door presents itself to an AI
 //! assistant helping a GM, and how campaign failures read (`<status>: <message>` tool
-//! results). The tools live in [`tools`]; the rules behind them in [`crate::campaign`].
+//! results). The tools live in [`tools`], the rules behind them in [`crate::campaign`] and the
+//! JSON of their answers in [`crate::render`].
 
 mod tools;
 
@@ -138,7 +139,7 @@ fn domain_error_result(status: u16, text: &str) -> CallOutcome {
 
 /// A campaign outcome as a tool result: failures the caller can act on become `isError`
 /// text starting with their status; outages and bugs are the door's to answer.
-fn render(outcome: Result<Value, CampaignError>) -> Result<CallOutcome, ToolFailure> {
+fn tool_outcome(outcome: Result<Value, CampaignError>) -> Result<CallOutcome, ToolFailure> {
     match outcome {
         Ok(v) => Ok(tool_json(v).into()),
         Err(CampaignError::Unavailable(m)) => Err(ToolFailure::Unavailable(m)),

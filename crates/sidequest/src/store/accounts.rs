@@ -60,8 +60,9 @@ pub struct NewAuthorToken {
     pub expires_at: Millis,
 }
 
-/// What the owner sees of an author token (never the token).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+/// What the owner sees of an author token (never the token); `render::author_tokens` writes
+/// its JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthorTokenInfo {
     pub id: Uuid,
     pub name: String,

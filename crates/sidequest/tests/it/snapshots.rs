@@ -90,10 +90,7 @@ async fn doors(server: &Server, world: &sidequest::demo::DemoCreated) -> (Client
         .create_author_token(&world.gm, "snapshots")
         .await
         .unwrap();
-    let author = Client::new(
-        format!("http://{}/mcp", server.addr),
-        Some(issued["token"].as_str().unwrap().to_owned()),
-    );
+    let author = Client::new(format!("http://{}/mcp", server.addr), Some(issued.token));
     (server.client(&world.assignments[0].1), author)
 }
 

@@ -1,6 +1,7 @@
 //! The author door's tools: each declared once with a strict input schema whose bounds match
 //! the campaign rules, and a handler that calls one [`CampaignService`] function as the GM
-//! behind the token. The rules themselves (ownership, versions, review) stay in the service.
+//! behind the token and answers its result as [`crate::render`] writes it. The rules themselves
+//! (ownership, versions, review) stay in the service.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -10,12 +11,13 @@ use mcp_door::{Catalog, CatalogError, ToolDecl};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
-use super::{actor, render};
+use super::{actor, tool_outcome};
 use crate::campaign::{self, CampaignError, CampaignService, NodeInput};
 use crate::domain::User;
 use crate::domain::play::{DomainError, limits};
 use crate::domain::review::{self, ReviewArgs};
-use crate::domain::wiki::{self, WikiPage, WikiWrite};
+use crate::domain::wiki::{self, WikiWrite};
+use crate::render;
 
 const UUID_PATTERN: &str =
     "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
@@ -63,7 +65,7 @@ where
     let campaign = Arc::clone(campaign);
     ToolDecl::new_with_outcome(name, title, description, schema, move |ctx, args| {
         let call = actor(&ctx).map(|user| f(Arc::clone(&campaign), user, args));
-        async move { render(call?.await) }
+        async move { tool_outcome(call?.await) }
     })
     .with_annotations(annotations(effect))
 }
@@ -113,22 +115,6 @@ fn parse<T: serde::de::DeserializeOwned>(args: Map<String, Value>) -> Result<T, 
     serde_json::from_value(Value::Object(args)).map_err(|e| invalid("/", e))
 }
 
-fn page_json(page: &WikiPage) -> Result<Value, CampaignError> {
-    serde_json::to_value(page).map_err(|e| CampaignError::Internal(e.to_string()))
-}
-
-/// A page without its body: what a write answers (the caller just sent the body) and what
-/// history lists.
-fn page_summary(page: &WikiPage) -> Value {
-    json!({
-        "slug": page.slug,
-        "title": page.title,
-        "version": page.version,
-        "updated_at": page.updated_at,
-        "body_chars": page.body.chars().count(),
-    })
-}
-
 /// Every author tool, in the order `tools/list` shows them.
 pub fn catalog(campaign: Arc<CampaignService>) -> Result<Catalog, CatalogError> {
     let c = &campaign;
@@ -149,7 +135,7 @@ fn scenario_tools(c: &Arc<CampaignService>) -> Vec<ToolDecl> {
 the first publish) and creation time.",
             no_arguments(),
             Effect::Read,
-            |c, user, _args| async move { c.scenarios(&user).await },
+            |c, user, _args| async move { Ok(render::scenarios(&c.scenarios(&user).await?)) },
         ),
         tool(
             c,
@@ -164,7 +150,7 @@ published source version, each with kind, title, published flag, public_text and
             Effect::Read,
             |c, user, args| async move {
                 let id = uuid_arg(&args, "scenario_id")?;
-                c.scenario(&user, id).await
+                Ok(render::scenario_detail(&c.scenario(&user, id).await?))
             },
         ),
         tool(
@@ -178,7 +164,10 @@ make source version 1 that assignments can use. Each call creates a new scenario
                 &["title"],
             ),
             Effect::Write { idempotent: false },
-            |c, user, args| async move { c.create_scenario(&user, &str_arg(&args, "title")).await },
+            |c, user, args| async move {
+                let scenario = c.create_scenario(&user, &str_arg(&args, "title")).await?;
+                Ok(render::scenario(&scenario))
+            },
         ),
         tool(
             c,
@@ -208,7 +197,9 @@ current_scene.",
                 args.remove("scenario_id");
                 args.remove("node_id");
                 let input: NodeInput = parse(args)?;
-                c.put_node(&user, id, &node_id, &input).await
+                Ok(render::node(
+                    &c.put_node(&user, id, &node_id, &input).await?,
+                ))
             },
         ),
         tool(
@@ -227,7 +218,8 @@ node itself cannot be restored. Unknown nodes are 404.",
             Effect::Delete,
             |c, user, args| async move {
                 let id = uuid_arg(&args, "scenario_id")?;
-                c.delete_node(&user, id, &str_arg(&args, "node_id")).await
+                let deleted = c.delete_node(&user, id, &str_arg(&args, "node_id")).await?;
+                Ok(render::node_deleted(&deleted))
             },
         ),
         tool(
@@ -244,7 +236,7 @@ call creates a new version.",
             Effect::Write { idempotent: false },
             |c, user, args| async move {
                 let id = uuid_arg(&args, "scenario_id")?;
-                c.publish(&user, id).await
+                Ok(render::published(&c.publish(&user, id).await?))
             },
         ),
     ]
@@ -270,7 +262,7 @@ fn assignment_tools(c: &Arc<CampaignService>) -> Vec<ToolDecl> {
 character, mode, status, current version, scene and brief. GM notes appear only where you are the GM.",
             no_arguments(),
             Effect::Read,
-            |c, user, _args| async move { c.list(&user).await },
+            |c, user, _args| async move { Ok(render::assignments(&c.list(&user).await?)) },
         ),
         tool(
             c,
@@ -286,9 +278,7 @@ consequence proposed during play: id, version of the turn, category, description
             Effect::Read,
             |c, user, args| async move {
                 let id = uuid_arg(&args, "assignment_id")?;
-                let mut v = c.get(&user, id).await?;
-                v["consequences"] = c.consequences(&user, id).await?["items"].take();
-                Ok(v)
+                Ok(render::assignment_overview(&c.overview(&user, id).await?))
             },
         ),
         tool(
@@ -314,7 +304,7 @@ pending consequences in context.",
                     .get("limit")
                     .and_then(Value::as_i64)
                     .unwrap_or(limits::JOURNAL_PAGE_DEFAULT);
-                c.journal(&user, id, offset, limit).await
+                Ok(render::journal(&c.journal(&user, id, offset, limit).await?))
             },
         ),
         tool(
@@ -326,7 +316,9 @@ those with at least one pending): assignment id, character, current version (the
 a review needs), status, and each pending consequence's id, category and description.",
             no_arguments(),
             Effect::Read,
-            |c, user, _args| async move { c.pending_reviews(&user).await },
+            |c, user, _args| async move {
+                Ok(render::pending_reviews(&c.pending_reviews(&user).await?))
+            },
         ),
         tool(
             c,
@@ -356,7 +348,7 @@ returns the original receipt with replayed: true. Completed assignments can be r
                 let id = uuid_arg(&args, "assignment_id")?;
                 args.remove("assignment_id");
                 let review: ReviewArgs = parse(args)?;
-                c.review(&user, id, review).await
+                Ok(render::review(c.review(&user, id, review).await?))
             },
         ),
     ]
@@ -377,7 +369,7 @@ fn wiki_tools(c: &Arc<CampaignService>) -> Vec<ToolDecl> {
 update. Players never see the wiki.",
             no_arguments(),
             Effect::Read,
-            |c, user, _args| async move { c.wiki_list(&user).await },
+            |c, user, _args| async move { Ok(render::wiki_pages(&c.wiki_list(&user).await?)) },
         ),
         tool(
             c,
@@ -395,17 +387,11 @@ version to read an older version listed by wiki_page_history.",
             Effect::Read,
             |c, user, args| async move {
                 let slug = str_arg(&args, "slug");
-                match args.get("version").and_then(Value::as_i64) {
-                    None => page_json(&c.wiki_read(&user, &slug).await?),
-                    Some(v) => {
-                        let history = c.wiki_history(&user, &slug).await?;
-                        let page = history
-                            .iter()
-                            .find(|p| p.version == v)
-                            .ok_or(CampaignError::NotFound)?;
-                        page_json(page)
-                    }
-                }
+                let page = match args.get("version").and_then(Value::as_i64) {
+                    None => c.wiki_read(&user, &slug).await?,
+                    Some(v) => c.wiki_read_version(&user, &slug, v).await?,
+                };
+                Ok(render::wiki_page(&page))
             },
         ),
         tool(
@@ -429,7 +415,9 @@ version, updated_at and body_chars (not the body you sent).",
             Effect::Write { idempotent: false },
             |c, user, args| async move {
                 let write: WikiWrite = parse(args)?;
-                Ok(page_summary(&c.wiki_write(&user, &write).await?))
+                Ok(render::wiki_page_summary(
+                    &c.wiki_write(&user, &write).await?,
+                ))
             },
         ),
         tool(
@@ -443,7 +431,10 @@ first, then most recently updated: slug, title, version and an excerpt around th
                 &["query"],
             ),
             Effect::Read,
-            |c, user, args| async move { c.wiki_search(&user, &str_arg(&args, "query")).await },
+            |c, user, args| async move {
+                let hits = c.wiki_search(&user, &str_arg(&args, "query")).await?;
+                Ok(render::wiki_hits(&hits))
+            },
         ),
         tool(
             c,
@@ -456,10 +447,7 @@ and body length in characters. Read an old version with wiki_read_page and versi
             |c, user, args| async move {
                 let slug = str_arg(&args, "slug");
                 let history = c.wiki_history(&user, &slug).await?;
-                Ok(json!({
-                    "slug": slug,
-                    "versions": history.iter().map(page_summary).collect::<Vec<_>>(),
-                }))
+                Ok(render::wiki_history(&slug, &history))
             },
         ),
     ]

@@ -34,11 +34,11 @@ async fn author_token(service: &Arc<PlayService>, user: &User) -> (Uuid, String)
         .create_author_token(user, "test")
         .await
         .unwrap();
-    assert_eq!(issued["mcp_path"], "/mcp");
-    (
-        issued["id"].as_str().unwrap().parse().unwrap(),
-        issued["token"].as_str().unwrap().to_owned(),
-    )
+    assert_eq!(
+        sidequest::render::author_token_issued(&issued)["mcp_path"],
+        "/mcp"
+    );
+    (issued.id, issued.token)
 }
 
 async fn new_user(server: &Server, username: &str, is_gm: bool) -> User {
