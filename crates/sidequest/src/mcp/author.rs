@@ -1,6 +1,6 @@
 //! The author door `POST /mcp`: author personal tokens, how the door presents itself to an AI
 //! assistant helping a GM, and how campaign failures read (`<status>: <message>` tool
-//! results). The tools live in [`tools`], the rules behind them in [`crate::campaign`] and the
+//! results). The tools live in `tools`, the rules behind them in [`crate::campaign`] and the
 //! JSON of their answers in [`crate::render`].
 
 mod tools;
