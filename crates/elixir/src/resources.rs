@@ -1,4 +1,4 @@
-//! The documentation as MCP resources and the examples as prompts (SURFACE §8.3), served from
+//! The documentation as MCP resources and the ready examples as prompts (SURFACE §8.3), served from
 //! the same parsed content as the Help tools; and `elixir://cards`, the full `cards_catalog`
 //! body from the same code as the tool (null fields before the first read).
 
@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use mcp_door::{CallContext, PromptProvider, ResourceProvider, RpcFailure};
 use serde_json::{Map, Value, json};
 
+use crate::content::{Content, Example};
 use crate::services::Services;
 use crate::tools::Fail;
 
@@ -143,14 +144,17 @@ impl ResourceProvider for Docs {
     }
 }
 
+/// The examples offered as prompts: those that name tools. An example whose tools are not built
+/// yet names none (it is marked coming), and a prompt must not send an assistant to a tool
+/// that answers "Unknown tool".
+fn prompts(content: &Content) -> impl Iterator<Item = &Example> {
+    content.examples.iter().filter(|e| !e.tools.is_empty())
+}
+
 #[async_trait]
 impl PromptProvider for Docs {
     async fn list(&self, _ctx: &CallContext) -> Result<Value, RpcFailure> {
-        let prompts: Vec<Value> = self
-            .services
-            .content
-            .examples
-            .iter()
+        let prompts: Vec<Value> = prompts(&self.services.content)
             .map(|e| json!({"name": e.slug, "title": e.title, "description": e.question}))
             .collect();
         Ok(json!({"prompts": prompts}))
@@ -163,8 +167,8 @@ impl PromptProvider for Docs {
         _arguments: &Map<String, Value>,
     ) -> Result<Value, RpcFailure> {
         let content = &self.services.content;
-        let Some(e) = content.example(name) else {
-            let names: Vec<&str> = content.examples.iter().map(|e| e.slug.as_str()).collect();
+        let Some(e) = prompts(content).find(|e| e.slug == name) else {
+            let names: Vec<&str> = prompts(content).map(|e| e.slug.as_str()).collect();
             return Err(RpcFailure {
                 code: INVALID_PARAMS,
                 message: format!("Unknown prompt: {name}"),

@@ -199,7 +199,7 @@ fn examples() -> ToolSpec {
     let mut s = spec(
         "elixir_examples",
         "Examples",
-        "Reference tool: the eleven worked examples, each a question with the tools that answer it and an outline. No arguments lists them all; example returns one. The same examples are prompts named by slug.",
+        "Reference tool: the eleven worked examples, each a question with the tools that answer it and an outline. An example whose tools are not built yet is marked (coming) and lists none. No arguments lists them all; example returns one. The examples that list tools are also prompts named by slug.",
     );
     s.params = vec![Param::new(
         "example",

@@ -2,6 +2,7 @@
 //! `elixir_docs({page, section})` and `elixir://docs/<page>#<section>`; the Help tools, the
 //! resources, the templates and the prompts; success bodies validate against outputSchema.
 
+use elixir::content::Content;
 use elixir::domain::Kind;
 use elixir::tools::{self, PLANNED_TOOLS};
 use serde_json::{Value, json};
@@ -131,10 +132,18 @@ async fn help_tools_and_their_output_schemas(url: &str) {
     let all = success(&person.tool("elixir_examples", json!({})).await);
     let examples = all["examples"].as_array().unwrap();
     assert_eq!(examples.len(), 11);
+    let declared: Vec<&str> = tools::registry().iter().map(|s| s.name).collect();
     for e in examples {
-        for t in e["tools"].as_array().unwrap() {
-            assert!(PLANNED_TOOLS.contains(&t.as_str().unwrap()), "{t}");
+        let listed = e["tools"].as_array().unwrap();
+        for t in listed {
+            assert!(declared.contains(&t.as_str().unwrap()), "{t}");
         }
+        // an example with no tools to call is one that is coming, and says so
+        assert_eq!(
+            listed.is_empty(),
+            e["outline"].as_str().unwrap().contains("\n> Coming:"),
+            "{e}"
+        );
     }
     let one = success(
         &person
@@ -260,9 +269,26 @@ async fn resources_templates_and_prompts(url: &str) {
         .await
         .result()
         .clone();
-    assert_eq!(prompts["prompts"].as_array().unwrap().len(), 11);
+    // only the examples whose tools are built are prompts; the coming ones are not
+    let names: Vec<&str> = prompts["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["discord"]);
+    for name in &names {
+        let got = client
+            .request("prompts/get", json!({"name": name}))
+            .await
+            .result()
+            .clone();
+        let text = got["messages"][0]["content"]["text"].as_str().unwrap();
+        assert_eq!(undeclared_in(text), Vec::<&str>::new(), "{name}: {text}");
+        assert!(!named_tools(text).is_empty(), "{name}: {text}");
+    }
     let got = client
-        .request("prompts/get", json!({"name": "deck"}))
+        .request("prompts/get", json!({"name": "discord"}))
         .await
         .result()
         .clone();
@@ -271,12 +297,134 @@ async fn resources_templates_and_prompts(url: &str) {
     assert_eq!(messages[0]["role"], "user");
     let text = messages[0]["content"]["text"].as_str().unwrap();
     assert!(
-        text.starts_with("What wins in our clan this season")
-            && text.contains("battles_meta_decks, battles_decks"),
+        text.starts_with("A clanmate asks how Elixir counts win rate")
+            && text.ends_with("Use these Elixir tools: elixir_docs."),
         "{text}"
+    );
+    let coming = client.request("prompts/get", json!({"name": "deck"})).await;
+    assert_eq!(coming.body["error"]["code"], -32602);
+    assert_eq!(
+        coming.body["error"]["data"]["candidates"],
+        json!(["discord"])
     );
     let unknown = client.request("prompts/get", json!({"name": "nope"})).await;
     assert_eq!(unknown.body["error"]["code"], -32602);
+}
+
+/// `markdown` without its coming passages: a blockquote whose first line starts `> Coming:`,
+/// through every following line that starts with `>` (the marker `docs/elixir.md` documents).
+fn outside_coming(markdown: &str) -> String {
+    let mut kept = String::new();
+    let mut coming = false;
+    for line in markdown.lines() {
+        let quoted = line.trim_start();
+        coming = quoted.starts_with("> Coming:") || (coming && quoted.starts_with('>'));
+        if !coming {
+            kept.push_str(line);
+            kept.push('\n');
+        }
+    }
+    kept
+}
+
+/// The names of SURFACE's 44 tools that `text` mentions as whole words.
+fn named_tools(text: &str) -> Vec<&'static str> {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    PLANNED_TOOLS
+        .iter()
+        .copied()
+        .filter(|name| {
+            text.match_indices(name).any(|(at, _)| {
+                !text[..at].ends_with(word) && !text[at + name.len()..].starts_with(word)
+            })
+        })
+        .collect()
+}
+
+/// The planned tools `text` names outside coming passages that this build does not declare.
+fn undeclared_in(text: &str) -> Vec<&'static str> {
+    let declared: Vec<&str> = tools::registry().iter().map(|s| s.name).collect();
+    named_tools(&outside_coming(text))
+        .into_iter()
+        .filter(|name| !declared.contains(name))
+        .collect()
+}
+
+#[test]
+fn the_coming_marker_is_what_the_check_skips() {
+    let text = "Use `elixir_docs`.\n\n> Coming: `battles_query` will list battles.\n> More on `war_current`.\n\nNot `players_profile`, nor players_profiles.\n";
+    assert_eq!(undeclared_in(text), ["players_profile"]);
+    assert_eq!(named_tools(text).len(), 4, "{:?}", named_tools(text));
+    assert!(undeclared_in("> Coming soon: `war_current`").contains(&"war_current"));
+}
+
+#[test]
+fn docs_and_examples_name_only_declared_tools() {
+    let specs = tools::registry();
+    let content = Content::load(&tools::docs_sections(&specs)).unwrap();
+    let mut found = Vec::new();
+    for page in &content.pages {
+        for name in undeclared_in(&page.markdown) {
+            found.push(format!("docs/{}: {name}", page.slug));
+        }
+    }
+    for e in &content.examples {
+        let listed = e.tools.join(" ");
+        let text = format!("{}\n{}\n{listed}\n{}", e.title, e.question, e.markdown);
+        for name in undeclared_in(&text) {
+            found.push(format!("examples/{}: {name}", e.slug));
+        }
+    }
+    assert!(found.is_empty(), "named but not declared: {found:#?}");
+}
+
+/// Every link between pages (`](page)` or `](page#section)`) reaches a page and an H2.
+#[test]
+fn links_between_pages_resolve() {
+    let content = Content::load(&tools::docs_sections(&tools::registry())).unwrap();
+    let mut broken = Vec::new();
+    for (slug, markdown) in content
+        .pages
+        .iter()
+        .map(|p| (p.slug.clone(), p.markdown.clone()))
+        .chain(
+            content
+                .examples
+                .iter()
+                .map(|e| (e.slug.clone(), e.markdown.clone())),
+        )
+    {
+        for (at, _) in markdown.match_indices("](") {
+            let rest = &markdown[at + 2..];
+            let target = &rest[..rest.find(')').unwrap_or(rest.len())];
+            if target.contains("://") || target.starts_with('/') {
+                continue;
+            }
+            if !content.resolves(target) {
+                broken.push(format!("{slug} -> {target}"));
+            }
+        }
+        for (at, _) in markdown.match_indices("elixir_docs({\"page\": \"") {
+            let call = &markdown[at..];
+            let call = &call[..call.find("})").unwrap_or(call.len())];
+            let value = |key: &str| {
+                let start = call.find(&format!("\"{key}\": \""))? + key.len() + 5;
+                let len = call[start..].find('"')?;
+                Some(call[start..start + len].to_owned())
+            };
+            let Some(page) = value("page").filter(|p| !p.starts_with('<')) else {
+                continue;
+            };
+            let target = match value("section") {
+                Some(section) => format!("{page}#{section}"),
+                None => page,
+            };
+            if !content.resolves(&target) {
+                broken.push(format!("{slug} -> {call}"));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "{broken:#?}");
 }
 
 on_both_backends!(
