@@ -59,9 +59,10 @@ async fn settings_call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
         return Err(Fail::Tool(ToolError::new(
             ErrorCode::NotRecorded,
             format!("{tag} is not tracked on this account, so it cannot be the primary."),
-            format!(
-                "elixir_track_player({{\"player_tag\": \"{tag}\", \"relationship\": \"primary\"}})"
-            ),
+            // The hint names only what answers today: tracking is still coming.
+            "Player tracking is coming (elixir_docs({\"page\": \"tools-players\"})); until it \
+             arrives no player can be the primary."
+                .to_owned(),
         )));
     }
     let mut changed = Vec::new();

@@ -133,7 +133,15 @@ async fn tool_error_bodies(url: &str) {
     assert_eq!(body["error"]["code"], "not_recorded");
     assert_eq!(
         body["error"]["hint"],
-        "elixir_track_player({\"player_tag\": \"#20JJJ2CCRU\", \"relationship\": \"primary\"})"
+        "Player tracking is coming (elixir_docs({\"page\": \"tools-players\"})); until it \
+         arrives no player can be the primary."
+    );
+    // The message still names the normalized tag.
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("#20JJJ2CCRU")
     );
     let body = tool_error(
         &person
