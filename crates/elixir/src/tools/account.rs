@@ -4,12 +4,13 @@
 
 use serde_json::{Map, Value, json};
 
-use super::args::{self, TAG_INPUT_PATTERN};
-use super::{
+use crate::access::kinds::Kind;
+use crate::domain::{is_time_zone, normalize_tag};
+use crate::mcp::args::{self, TAG_INPUT_PATTERN};
+use crate::mcp::envelope::{ErrorCode, Success, ToolError};
+use crate::mcp::spec::{
     Fail, Flag, Group, Outcome, Param, SCOPE_ACCOUNT, ToolCtx, ToolSpec, bad_request, handler,
 };
-use crate::domain::{Kind, is_time_zone, normalize_tag};
-use crate::envelope::{ErrorCode, Success, ToolError};
 
 pub fn settings() -> ToolSpec {
     ToolSpec {

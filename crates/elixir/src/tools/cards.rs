@@ -6,13 +6,14 @@
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
-use super::args;
-use super::{Fail, Flag, Group, Outcome, Param, SCOPE_READ, ToolCtx, ToolSpec, handler};
-use crate::cards::{Card, CardKind, Filter, Rarity};
-use crate::domain::{Kind, Millis, iso};
-use crate::envelope::{self, ErrorCode, Success, ToolError};
+use crate::access::kinds::Kind;
+use crate::domain::{Millis, iso};
+use crate::mcp::args;
+use crate::mcp::envelope::{self, ErrorCode, Success, ToolError};
+use crate::mcp::spec::{Fail, Flag, Group, Outcome, Param, SCOPE_READ, ToolCtx, ToolSpec, handler};
 use crate::model::StoredCatalogue;
 use crate::services::Services;
+use elixir_record::cards::{Card, CardKind, Filter, Rarity};
 
 /// The tool's `docs` pointer.
 pub const DOCS: &str = "tools-cards#cards-catalog";
@@ -129,7 +130,7 @@ pub fn catalog() -> ToolSpec {
 fn filter(a: &Map<String, Value>) -> Result<Filter, Fail> {
     let rarity = match args::text(a, "rarity") {
         Some(t) => Some(Rarity::parse(t).ok_or_else(|| {
-            super::bad_request(
+            crate::mcp::spec::bad_request(
                 format!("rarity {t:?} is not one of common, rare, epic, legendary, champion."),
                 "cards_catalog({\"rarity\": \"epic\"})",
             )
@@ -138,7 +139,7 @@ fn filter(a: &Map<String, Value>) -> Result<Filter, Fail> {
     };
     let kind = match args::text(a, "kind") {
         Some(t) => Some(CardKind::parse(t).ok_or_else(|| {
-            super::bad_request(
+            crate::mcp::spec::bad_request(
                 format!("kind {t:?} is not one of troop, building, spell, tower_troop."),
                 "cards_catalog({\"kind\": \"spell\"})",
             )
@@ -278,6 +279,10 @@ pub async fn resource_body(services: &Services, request_id: Uuid) -> Result<Valu
     let stored = services.store.cards_catalogue().await?;
     let success = answer(stored.as_ref(), &Filter::default(), false, services.now())?
         .applied("verbosity", json!("full"));
-    envelope::success_body(success, super::base_meta(services, request_id), DOCS)
-        .map_err(Fail::Internal)
+    envelope::success_body(
+        success,
+        crate::mcp::meta::base_meta(services, request_id),
+        DOCS,
+    )
+    .map_err(Fail::Internal)
 }
