@@ -3,9 +3,8 @@
 
 use uuid::Uuid;
 
-use crate::domain::{
-    FeedbackStatus, Kind, Millis, Random, Tier, digest, new_public_id, new_service_key, new_uuid,
-};
+use crate::access::kinds::{Kind, Random, Tier, digest, new_public_id, new_service_key, new_uuid};
+use crate::domain::{FeedbackStatus, Millis};
 use crate::model::{Account, Agent, Feedback, FeedbackReply};
 use crate::store::{SharedStore, StoreError};
 
@@ -150,15 +149,15 @@ pub async fn set_key_scopes(
     if scopes.is_empty()
         || scopes
             .iter()
-            .any(|s| !crate::domain::STANDARD_SCOPES.contains(&s.as_str()))
+            .any(|s| !crate::access::kinds::STANDARD_SCOPES.contains(&s.as_str()))
     {
         return Err(AdminError::Invalid(
             "a key carries one or more of the five standard capabilities".into(),
         ));
     }
     let agent = agent_by_public_id(store, public_id).await?;
-    let canonical = crate::domain::canonical_scopes(scopes);
-    let stored = if canonical.len() == crate::domain::STANDARD_SCOPES.len() {
+    let canonical = crate::access::kinds::canonical_scopes(scopes);
+    let stored = if canonical.len() == crate::access::kinds::STANDARD_SCOPES.len() {
         String::new()
     } else {
         canonical.join(" ")

@@ -15,20 +15,21 @@ use mcp_door::{
 };
 use tokio::net::TcpListener;
 
-use crate::audit::ElixirAudit;
-use crate::audit_writer::AuditWriter;
-use crate::auth::{AccessTokenVerifier, DoorAuth};
+use crate::access::auth::{AccessTokenVerifier, DoorAuth};
+use crate::access::door_path;
+use crate::access::kinds::{Kind, Random};
+use crate::access::limits::Limiter;
+use crate::access::oauth::{OAuthParts, OAuthSettings, OAuthSetupError, OAuthVerifier};
 use crate::content::Content;
-use crate::domain::{Kind, Random};
-use crate::door_path;
-use crate::limits::Limiter;
-use crate::mcp::ElixirPresenter;
-use crate::oauth::{OAuthParts, OAuthSettings, OAuthSetupError, OAuthVerifier};
+use crate::mcp::audit::ElixirAudit;
+use crate::mcp::audit_writer::AuditWriter;
+use crate::mcp::presenter::ElixirPresenter;
+use crate::mcp::resources::Docs;
+use crate::mcp::spec::{Flag, ToolSpec};
 use crate::recorder::{PollSettings, Poller};
-use crate::resources::Docs;
 use crate::services::{Services, Settings};
 use crate::store::{self, DbOptions, SharedStore};
-use crate::tools::{self, Flag, ToolSpec};
+use crate::tools;
 use crate::upstream::{Upstream, UpstreamConfig, UpstreamError};
 
 /// Everything `serve` is configured with.
@@ -284,8 +285,8 @@ pub async fn run(
     store.migrate().await?;
     // One database for both: mcp-oauth's migrations share `_sqlx_migrations` (both migrators
     // ignore the other's versions).
-    let oauth_store = crate::oauth::connect_store(&config.database_url).await?;
-    let parts = crate::oauth::build_server(
+    let oauth_store = crate::access::oauth::connect_store(&config.database_url).await?;
+    let parts = crate::access::oauth::build_server(
         &config.settings,
         Arc::clone(&store),
         oauth_store,
@@ -293,7 +294,7 @@ pub async fn run(
         Arc::clone(&clock),
         Arc::clone(&random),
     )?;
-    let owner = crate::domain::new_uuid(random.as_ref()).to_string();
+    let owner = crate::access::kinds::new_uuid(random.as_ref()).to_string();
     let poller = match &config.upstream {
         Some(upstream) => Some(Poller {
             upstream: Arc::new(Upstream::new(
@@ -316,7 +317,7 @@ pub async fn run(
         .with_oauth(parts.clone());
     let router = app(&state)?;
     let cancel = tokio_util::sync::CancellationToken::new();
-    let purge = crate::oauth::spawn_purge(
+    let purge = crate::access::oauth::spawn_purge(
         parts.server,
         Arc::clone(&state.services.store),
         Arc::clone(&state.services.clock),

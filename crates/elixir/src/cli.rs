@@ -10,12 +10,13 @@ use mcp_door::{Clock, SystemClock};
 use mcp_oauth::AddressSource;
 use serde_json::json;
 
+use crate::access::door_path;
+use crate::access::kinds::{Kind, OsRandom, Random, Tier};
+use crate::access::oauth::{MailSettings, OAuthSettings};
 use crate::admin;
 use crate::app::{self, ServeConfig};
 use crate::content::Content;
-use crate::domain::{FeedbackStatus, Kind, OsRandom, Random, Tier, iso};
-use crate::door_path;
-use crate::oauth::{MailSettings, OAuthSettings};
+use crate::domain::{FeedbackStatus, iso};
 use crate::recorder;
 use crate::services::Settings;
 use crate::store::{self, DbOptions, SharedStore};

@@ -4,26 +4,33 @@
 //! envelopes, proven with the Help and Account tools) and the first piece of the record: the
 //! upstream client with its budget and archive, and the daily card catalogue behind
 //! `cards_catalog` and `elixir://cards`.
+//!
+//! The folders follow one request's path, dependencies pointing down:
+//! - [`access`]: principal kinds, tiers, scopes and service keys, the door-path grammar,
+//!   bearer authentication, OAuth verification, the hourly rate and daily quota;
+//! - [`mcp`]: the tool-spec framework, arguments and the SURFACE §2.1 blocks, the envelope,
+//!   `meta`, resources and prompts, the audit hook, the door presenter;
+//! - [`tools`]: the registry and one file per tool group;
+//! - [`upstream`]: the Clash Royale API client, its budget and archive;
+//! - [`recorder`]: the scheduled reads;
+//! - [`store`]: the area traits and their SQL on SQLite and PostgreSQL;
+//! - [`web`]: the sign-in, account and docs pages, over one page module.
+//!
+//! Beside them: [`domain`] (shared vocabulary), [`model`] (stored entities), [`services`]
+//! (what one server shares), [`admin`] (account and agent administration), [`content`] (the
+//! docs content), and composition in [`app`] and [`cli`].
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod access;
 pub mod admin;
 pub mod app;
-pub mod audit;
-pub mod audit_writer;
-pub mod auth;
-pub mod cards;
 pub mod cli;
 pub mod content;
 pub mod domain;
-pub mod door_path;
-pub mod envelope;
-pub mod limits;
 pub mod mcp;
 pub mod model;
-pub mod oauth;
 pub mod recorder;
-pub mod resources;
 pub mod services;
 pub mod store;
 pub mod tools;

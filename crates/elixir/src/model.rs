@@ -5,8 +5,9 @@
 
 use uuid::Uuid;
 
-use crate::cards::Catalogue;
-use crate::domain::{FeedbackStatus, Kind, Millis, Tier};
+use crate::access::kinds::{Kind, Tier};
+use crate::domain::{FeedbackStatus, Millis};
+use elixir_record::cards::Catalogue;
 
 /// An Elixir account: the payer and owner of agents.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,9 +9,10 @@ use mcp_door::Clock;
 use mcp_oauth::AddressSource;
 use uuid::Uuid;
 
-use crate::audit_writer::AuditWriter;
+use crate::access::kinds::{Kind, Random, Tier};
 use crate::content::Content;
-use crate::domain::{Kind, Millis, Random, Tier};
+use crate::domain::Millis;
+use crate::mcp::audit_writer::AuditWriter;
 use crate::model::Ledger;
 use crate::store::SharedStore;
 

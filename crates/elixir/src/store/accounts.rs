@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use super::rows::{self, ACCOUNT_COLUMNS, AGENT_COLUMNS};
 use super::sql_store::{SqlStore, StoreError, found};
-use crate::domain::Tier;
+use crate::access::kinds::Tier;
 use crate::model::{Account, Agent};
 
 /// Accounts, agents, keys and settings.

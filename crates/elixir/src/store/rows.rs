@@ -5,7 +5,8 @@
 use sqlkit::Cols;
 
 use super::sql_store::StoreError;
-use crate::domain::{FeedbackStatus, Kind, Tier};
+use crate::access::kinds::{Kind, Tier};
+use crate::domain::FeedbackStatus;
 use crate::model::{
     Account, Agent, AuditEntry, Feedback, RawPayload, Receipt, RefusalCount, StoredCatalogue,
 };

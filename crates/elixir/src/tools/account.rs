@@ -4,12 +4,14 @@
 
 use serde_json::{Map, Value, json};
 
-use super::args::{self, TAG_INPUT_PATTERN};
-use super::{
+use crate::access::kinds::Kind;
+use crate::domain::is_time_zone;
+use crate::mcp::args;
+use crate::mcp::blocks;
+use crate::mcp::envelope::{ErrorCode, Success, ToolError};
+use crate::mcp::spec::{
     Fail, Flag, Group, Outcome, Param, SCOPE_ACCOUNT, ToolCtx, ToolSpec, bad_request, handler,
 };
-use crate::domain::{Kind, is_time_zone, normalize_tag};
-use crate::envelope::{ErrorCode, Success, ToolError};
 
 pub fn settings() -> ToolSpec {
     ToolSpec {
@@ -22,7 +24,7 @@ pub fn settings() -> ToolSpec {
         flags: vec![Flag::D],
         params: vec![
             Param::new("timezone", args::string("IANA time zone, e.g. Europe/Warsaw.", 1, 64)),
-            Param::new("primary_player_tag", args::pattern("Tag of an already tracked player to make your primary.", TAG_INPUT_PATTERN, 20)).person_only(),
+            Param::new("primary_player_tag", blocks::tag_schema("Tag of an already tracked player to make your primary.")).person_only(),
         ],
         compact_drops: None,
         output: vec![
@@ -48,13 +50,10 @@ async fn settings_call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
         ));
     }
     if let Some(raw) = args::text(&a, "primary_player_tag") {
-        let Some(tag) = normalize_tag(raw) else {
-            return Err(Fail::Tool(ToolError::new(
-                ErrorCode::InvalidTag,
-                format!("{raw:?} is not a Clash Royale tag."),
-                "A tag is # plus 3 to 12 of 0289PYLQGRJCUV, e.g. elixir_settings({\"primary_player_tag\": \"#20JJJ2CCRU\"}).",
-            )));
-        };
+        let tag = blocks::tag(
+            raw,
+            "A tag is # plus 3 to 12 of 0289PYLQGRJCUV, e.g. elixir_settings({\"primary_player_tag\": \"#20JJJ2CCRU\"}).",
+        )?;
         // Tracking arrives with the recorder; until then no player is tracked.
         return Err(Fail::Tool(ToolError::new(
             ErrorCode::NotRecorded,

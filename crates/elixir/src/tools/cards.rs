@@ -3,16 +3,21 @@
 //! `elixir://cards` resource. Before the first read every measured field is null, never `[]`
 //! (§3.3), with a note saying so. The catalogue rules are `crate::cards`'.
 
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
-use super::args;
-use super::{Fail, Flag, Group, Outcome, Param, SCOPE_READ, ToolCtx, ToolSpec, handler};
-use crate::cards::{Card, CardKind, Filter, Rarity};
-use crate::domain::{Kind, Millis, iso};
-use crate::envelope::{self, ErrorCode, Success, ToolError};
+use crate::access::kinds::Kind;
+use crate::domain::{Millis, game_day, iso};
+use crate::mcp::args;
+use crate::mcp::envelope::{self, ErrorCode, Success, ToolError};
+use crate::mcp::spec::{Fail, Flag, Group, Outcome, Param, SCOPE_READ, ToolCtx, ToolSpec, handler};
 use crate::model::StoredCatalogue;
 use crate::services::Services;
+use crate::store::StoreError;
+use elixir_record::cards::{Card, CardKind, Filter, Rarity};
 
 /// The tool's `docs` pointer.
 pub const DOCS: &str = "tools-cards#cards-catalog";
@@ -120,7 +125,11 @@ pub fn catalog() -> ToolSpec {
         ],
         docs: DOCS.into(),
         too_large_hint: "cards_catalog({\"verbosity\": \"compact\"}) drops icon_urls and max_level; rarity, kind, query or ids narrow the list.".into(),
-        handler: handler(catalog_call),
+        handler: {
+            // One holder per registry, so every server keeps its own.
+            let cache = Arc::new(CatalogueCache::default());
+            handler(move |ctx, a| catalog_call(ctx, a, Arc::clone(&cache)))
+        },
     }
 }
 
@@ -129,7 +138,7 @@ pub fn catalog() -> ToolSpec {
 fn filter(a: &Map<String, Value>) -> Result<Filter, Fail> {
     let rarity = match args::text(a, "rarity") {
         Some(t) => Some(Rarity::parse(t).ok_or_else(|| {
-            super::bad_request(
+            crate::mcp::spec::bad_request(
                 format!("rarity {t:?} is not one of common, rare, epic, legendary, champion."),
                 "cards_catalog({\"rarity\": \"epic\"})",
             )
@@ -138,7 +147,7 @@ fn filter(a: &Map<String, Value>) -> Result<Filter, Fail> {
     };
     let kind = match args::text(a, "kind") {
         Some(t) => Some(CardKind::parse(t).ok_or_else(|| {
-            super::bad_request(
+            crate::mcp::spec::bad_request(
                 format!("kind {t:?} is not one of troop, building, spell, tower_troop."),
                 "cards_catalog({\"kind\": \"spell\"})",
             )
@@ -153,17 +162,57 @@ fn filter(a: &Map<String, Value>) -> Result<Filter, Fail> {
     })
 }
 
-async fn catalog_call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
+async fn catalog_call(ctx: ToolCtx, a: Map<String, Value>, cache: Arc<CatalogueCache>) -> Outcome {
     let filter = filter(&a)?;
     let verbosity = args::verbosity(&a);
-    let stored = ctx.services.store.cards_catalogue().await?;
-    let answer = answer(
-        stored.as_ref(),
-        &filter,
-        verbosity == "compact",
-        ctx.services.now(),
-    )?;
+    let now = ctx.services.now();
+    let store = &ctx.services.store;
+    let stored = cache.get(now, || store.cards_catalogue()).await?;
+    let answer = answer(stored.as_deref(), &filter, verbosity == "compact", now)?;
     Ok(answer.applied("verbosity", json!(verbosity)))
+}
+
+/// The parsed catalogue kept in process for the rest of the game day it was read in, so a
+/// `cards_catalog` call costs no database round trip once the day's read has landed. The
+/// recorder reads `/cards` once per game day (a claim row per day, across every instance),
+/// so a catalogue observed in the current game day is the newest there is; before the day's
+/// read lands (or before the first read ever) every call loads it again, and the first call
+/// after it lands keeps it. The key is the game day of the injected clock and the
+/// catalogue's own `observed_at`, so every instance decides the same way.
+#[derive(Debug, Default)]
+pub struct CatalogueCache {
+    held: Mutex<Option<Arc<StoredCatalogue>>>,
+}
+
+impl CatalogueCache {
+    /// The held catalogue while it is of `now`'s game day; otherwise what `load` reads (kept
+    /// when it is of `now`'s game day).
+    pub async fn get<F, Fut>(
+        &self,
+        now: Millis,
+        load: F,
+    ) -> Result<Option<Arc<StoredCatalogue>>, StoreError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<Option<StoredCatalogue>, StoreError>>,
+    {
+        let today = game_day(now);
+        if let Some(held) = self.held().filter(|c| game_day(c.observed_at) == today) {
+            return Ok(Some(held));
+        }
+        let loaded = load().await?.map(Arc::new);
+        if let Some(c) = loaded.as_ref().filter(|c| game_day(c.observed_at) == today) {
+            *self.held.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(c));
+        }
+        Ok(loaded)
+    }
+
+    fn held(&self) -> Option<Arc<StoredCatalogue>> {
+        self.held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
 }
 
 /// One entry at the asked size: compact drops `icon_urls` and `max_level`.
@@ -278,6 +327,80 @@ pub async fn resource_body(services: &Services, request_id: Uuid) -> Result<Valu
     let stored = services.store.cards_catalogue().await?;
     let success = answer(stored.as_ref(), &Filter::default(), false, services.now())?
         .applied("verbosity", json!("full"));
-    envelope::success_body(success, super::base_meta(services, request_id), DOCS)
-        .map_err(Fail::Internal)
+    envelope::success_body(
+        success,
+        crate::mcp::meta::base_meta(services, request_id),
+        DOCS,
+    )
+    .map_err(Fail::Internal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    const HOUR: Millis = 3_600_000;
+    /// 2026-01-01T10:00:00Z, the start of game day 2026-01-01.
+    const DAY_START: Millis = 1_767_225_600_000 + 10 * HOUR;
+
+    fn stored(observed_at: Millis) -> StoredCatalogue {
+        StoredCatalogue {
+            catalogue: Default::default(),
+            payload_sha256: "ab".repeat(32),
+            observed_at,
+        }
+    }
+
+    /// Loads through `cache` at `now` from a "database" holding `db`, counting the loads.
+    async fn read(
+        cache: &CatalogueCache,
+        now: Millis,
+        db: Option<Millis>,
+        loads: &AtomicUsize,
+    ) -> Option<Millis> {
+        cache
+            .get(now, || async {
+                loads.fetch_add(1, Ordering::SeqCst);
+                Ok(db.map(stored))
+            })
+            .await
+            .unwrap()
+            .map(|c| c.observed_at)
+    }
+
+    #[tokio::test]
+    async fn the_catalogue_is_read_once_per_game_day() {
+        let cache = CatalogueCache::default();
+        let loads = AtomicUsize::new(0);
+        // before any read: every call asks the database
+        assert_eq!(read(&cache, DAY_START, None, &loads).await, None);
+        assert_eq!(read(&cache, DAY_START + 1, None, &loads).await, None);
+        assert_eq!(loads.load(Ordering::SeqCst), 2);
+        // yesterday's catalogue is served but not kept: today's read may land any moment
+        let yesterday = DAY_START - HOUR;
+        assert_eq!(
+            read(&cache, DAY_START + 2, Some(yesterday), &loads).await,
+            Some(yesterday)
+        );
+        assert_eq!(
+            read(&cache, DAY_START + 3, Some(yesterday), &loads).await,
+            Some(yesterday)
+        );
+        assert_eq!(loads.load(Ordering::SeqCst), 4);
+        // today's catalogue is kept for the rest of the game day
+        let today = DAY_START + 60_000;
+        assert_eq!(
+            read(&cache, today + 1, Some(today), &loads).await,
+            Some(today)
+        );
+        for later in [today + 2, DAY_START + 24 * HOUR - 1] {
+            assert_eq!(read(&cache, later, Some(today), &loads).await, Some(today));
+        }
+        assert_eq!(loads.load(Ordering::SeqCst), 5);
+        // the next game day asks again
+        let next = DAY_START + 24 * HOUR + 60_000;
+        assert_eq!(read(&cache, next, Some(next), &loads).await, Some(next));
+        assert_eq!(loads.load(Ordering::SeqCst), 6);
+    }
 }

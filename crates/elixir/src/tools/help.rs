@@ -3,15 +3,16 @@
 
 use serde_json::{Map, Value, json};
 
-use super::args::{
+use crate::access::kinds::Kind;
+use crate::domain::{FEEDBACK_CATEGORIES, FeedbackStatus, Semver, iso, parse_since};
+use crate::mcp::args::{
     self, DATE_OR_INSTANT_PATTERN, DATE_PATTERN, SEMVER_PATTERN, SLUG_PATTERN, UUID_PATTERN,
 };
-use super::{
+use crate::mcp::envelope::{ErrorCode, Success, ToolError};
+use crate::mcp::spec::{
     Fail, Flag, Group, Outcome, Param, SCOPE_FEEDBACK, SCOPE_READ, ToolCtx, ToolSpec, bad_request,
     handler,
 };
-use crate::domain::{FEEDBACK_CATEGORIES, FeedbackStatus, Kind, Semver, iso, parse_since};
-use crate::envelope::{ErrorCode, Success, ToolError};
 use crate::model::{Feedback, FeedbackQuery, NewFeedback};
 
 const ALL: [Kind; 3] = Kind::ALL;

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use super::UpstreamError;
 use super::budget::parse_retry_after;
+use super::error::UpstreamError;
 use crate::domain::Millis;
 
 /// The largest body read; the biggest real payloads (boards, battle logs) are far below it.

@@ -11,9 +11,10 @@ use super::account::{
     calls_table, csrf_input, door_path, post_session, query_param, refusal_rows, refusal_table,
     refused, session, store_failed,
 };
-use super::{Form, Web, esc, html, layout, not_found, see_other};
+use super::page::{Form, Web, esc, html, layout, not_found, see_other};
+use crate::access::kinds::{Kind, STANDARD_SCOPES, key_scopes};
 use crate::admin;
-use crate::domain::{Kind, STANDARD_SCOPES, iso, key_scopes};
+use crate::domain::iso;
 use crate::model::Agent;
 
 /// `GET /account/agents`.

@@ -5,7 +5,8 @@ use axum::extract::{Path, State};
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 
-use super::{Web, esc, html, layout, markdown, not_found};
+use super::markdown;
+use super::page::{Web, esc, html, layout, not_found};
 
 async fn csrf(web: &Web, headers: &HeaderMap) -> Option<String> {
     match web.signed_in(headers).await {

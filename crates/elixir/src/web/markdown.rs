@@ -4,7 +4,7 @@
 //! first, so the source can never inject markup. Links to `page#section` (the docs' own
 //! pointer form) become `/docs/page#section`.
 
-use super::esc;
+use super::page::esc;
 use crate::domain::slugify;
 
 /// Renders `markdown` to HTML.

@@ -16,8 +16,9 @@ use mcp_oauth::crypto::{constant_time_eq, hmac_hex, sha256_hex};
 use mcp_oauth::store::{EmailCodeRecord, PendingRecord};
 use mcp_oauth::{CodeCheck, Mail, OAuthStore, normalize_email};
 
-use super::{Form, Web, esc, forbidden, html, layout, see_other, unavailable};
-use crate::domain::{Millis, base64url};
+use super::page::{Form, Web, esc, forbidden, html, layout, see_other, unavailable};
+use crate::access::kinds::base64url;
+use crate::domain::Millis;
 
 const HOUR_MS: i64 = 3600 * 1000;
 const FLOW_MS: i64 = 30 * 60 * 1000;

@@ -87,7 +87,9 @@ async fn an_agent_has_its_own_page(url: &str) {
     );
     // a key nobody holds, refused at its door, is nobody's: not on the owner's page
     assert!(
-        !page.body.contains(&elixir::domain::credential_hint(wrong)),
+        !page
+            .body
+            .contains(&elixir::access::kinds::credential_hint(wrong)),
         "{}",
         page.body
     );
@@ -101,7 +103,7 @@ async fn an_agent_has_its_own_page(url: &str) {
     let page = browser.get(&path).await;
     assert!(
         page.body
-            .contains(&elixir::domain::credential_hint(&agent.service_key)),
+            .contains(&elixir::access::kinds::credential_hint(&agent.service_key)),
         "{}",
         page.body
     );

@@ -120,7 +120,7 @@ async fn service_key_refusals(url: &str) {
             .find(|c| c.credential_hint == credential)
             .unwrap_or_else(|| panic!("{credential} in {counts:?}"))
     };
-    let old = row(&elixir::domain::credential_hint(&agent.service_key));
+    let old = row(&elixir::access::kinds::credential_hint(&agent.service_key));
     assert_eq!(old.address, "127.0.0.1");
     assert_eq!(old.count, 4, "{counts:?}"); // 3 wrong doors, suspended
     assert_eq!(old.reason, "suspended");

@@ -1,8 +1,9 @@
 //! SURFACE §9 over `tools/list`, per kind: order, titles, schemas, bounds, verbosity,
 //! descriptions, output schemas, hints, `_meta`, per-kind arguments and lists.
 
-use elixir::domain::Kind;
-use elixir::tools::{Group, PLANNED_TOOLS, RETIRED_TOOLS};
+use elixir::access::kinds::Kind;
+use elixir::mcp::spec::Group;
+use elixir::tools::{PLANNED_TOOLS, RETIRED_TOOLS};
 use serde_json::Value;
 
 use crate::on_both_backends;

@@ -2,8 +2,8 @@
 //! `elixir_docs({page, section})` and `elixir://docs/<page>#<section>`; the Help tools, the
 //! resources, the templates and the prompts; success bodies validate against outputSchema.
 
+use elixir::access::kinds::Kind;
 use elixir::content::Content;
-use elixir::domain::Kind;
 use elixir::tools::{self, PLANNED_TOOLS};
 use serde_json::{Value, json};
 

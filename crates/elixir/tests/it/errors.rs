@@ -2,9 +2,10 @@
 //! −32003), tool errors (`isError`, `{error, meta}`, no structuredContent) per code, and the
 //! 48,000-character result cap through a test-only tool.
 
-use elixir::domain::Kind;
-use elixir::envelope::Success;
-use elixir::tools::{Flag, Group, Param, SCOPE_READ, ToolSpec, args, handler};
+use elixir::access::kinds::Kind;
+use elixir::mcp::args;
+use elixir::mcp::envelope::Success;
+use elixir::mcp::spec::{Flag, Group, Param, SCOPE_READ, ToolSpec, handler};
 use serde_json::{Value, json};
 
 use crate::on_both_backends;

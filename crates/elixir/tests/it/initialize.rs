@@ -1,7 +1,7 @@
 //! `initialize` per kind: the exact result (instructions checked apart), the fingerprint in
 //! the version, and how the fingerprint follows the declarations.
 
-use elixir::domain::Kind;
+use elixir::access::kinds::Kind;
 use elixir::tools;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use elixir::access::kinds::{Kind, Tier};
 use elixir::admin;
-use elixir::domain::{Kind, Tier};
 use elixir::store;
 use serde_json::json;
 
@@ -18,8 +18,8 @@ async fn shutdown_stores_every_queued_audit_row(url: &str) {
     let outbox = testkit::db::TempDir::new("elixir-lifecycle-");
     let config = elixir::app::ServeConfig {
         database_url: url.to_owned(),
-        oauth: elixir::oauth::OAuthSettings {
-            mail: elixir::oauth::MailSettings::Outbox(outbox.path().to_owned()),
+        oauth: elixir::access::oauth::OAuthSettings {
+            mail: elixir::access::oauth::MailSettings::Outbox(outbox.path().to_owned()),
             ..Default::default()
         },
         drain_timeout: Duration::from_secs(5),

@@ -1,7 +1,7 @@
 //! Metering: the hourly rate per principal (fixed UTC hour, 429 + Retry-After, exemptions),
 //! the daily quota by tier (Help free, −32029 window day), and `meta.quota` on every result.
 
-use elixir::limits::{DAY_MS, day_start};
+use elixir::access::limits::{DAY_MS, day_start};
 use elixir::model::Window;
 use serde_json::json;
 

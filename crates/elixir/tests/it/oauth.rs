@@ -399,7 +399,7 @@ async fn purge_runs(url: &str) {
     let server = spawn_oauth(url, dir.path()).await;
     let oauth = std::sync::Arc::clone(&server.state.oauth.as_ref().unwrap().server);
     let cancel = tokio_util::sync::CancellationToken::new();
-    let task = elixir::oauth::spawn_purge(
+    let task = elixir::access::oauth::spawn_purge(
         oauth,
         std::sync::Arc::clone(&server.store),
         std::sync::Arc::new(server.clock.clone()),

@@ -317,7 +317,7 @@ async fn agents_lifecycle(url: &str) {
         "{}",
         refusals.body
     );
-    let new_hint = elixir::domain::credential_hint(new_key);
+    let new_hint = elixir::access::kinds::credential_hint(new_key);
     assert!(refusals.body.contains(&new_hint));
     assert!(refusals.body.contains("<td>suspended</td>"));
     let page = browser.get("/account/agents").await;
@@ -413,7 +413,7 @@ async fn agent_allowance_by_tier(url: &str) {
         .unwrap();
     server
         .store
-        .set_account_tier(other.id, elixir::domain::Tier::Admin)
+        .set_account_tier(other.id, elixir::access::kinds::Tier::Admin)
         .await
         .unwrap();
     let mut admin = Browser::new(&server.url(""), dir.path());

@@ -91,7 +91,7 @@ async fn known_credentials_keep_their_rows_for_their_owner(url: &str) {
 
     // The agent's key at the integration's door, the personal token at the agent's door (both
     // live, both at the wrong door), and an unknown key at the agent's door.
-    let key_hint = elixir::domain::credential_hint(&agent.service_key);
+    let key_hint = elixir::access::kinds::credential_hint(&agent.service_key);
     let at = |path: &str, token: &str| Client::new(server.url(path), Some(token.to_owned()));
     let integration_door = format!("/i/{}/mcp", server.integration.agent.public_id);
     for _ in 0..2 {
@@ -199,7 +199,7 @@ async fn refusal_counts_past_retention_are_purged(url: &str) {
     assert_eq!(count_rows(url, "refusals").await, days.len() as i64);
     let oauth = Arc::clone(&server.state.oauth.as_ref().unwrap().server);
     let cancel = tokio_util::sync::CancellationToken::new();
-    let task = elixir::oauth::spawn_purge(
+    let task = elixir::access::oauth::spawn_purge(
         oauth,
         Arc::clone(&server.store),
         Arc::new(server.clock.clone()),
@@ -221,7 +221,7 @@ async fn refusal_counts_past_retention_are_purged(url: &str) {
             "{day}"
         );
     }
-    assert_eq!(elixir::auth::REFUSAL_RETENTION_DAYS, 8);
+    assert_eq!(elixir::access::auth::REFUSAL_RETENTION_DAYS, 8);
 }
 
 on_both_backends!(

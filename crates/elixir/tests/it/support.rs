@@ -4,15 +4,16 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use elixir::access::auth::{Grant, StaticVerifier};
+use elixir::access::door_path;
+use elixir::access::kinds::{Kind, STANDARD_SCOPES, Tier};
 use elixir::admin::{self, IssuedAgent};
 use elixir::app::{self, AppState, ServeConfig};
-use elixir::auth::{Grant, StaticVerifier};
-use elixir::domain::{Kind, STANDARD_SCOPES, Tier};
-use elixir::door_path;
+use elixir::mcp::spec::ToolSpec;
 use elixir::model::Account;
 use elixir::services::Settings;
 use elixir::store::{self, SharedStore};
-use elixir::tools::{self, ToolSpec};
+use elixir::tools;
 use mcp_door::{FakeClock, Limits};
 use serde_json::Value;
 use testkit::mcp::{Client, Reply};
@@ -197,16 +198,16 @@ pub async fn spawn_with(url: &str, options: Options) -> Server {
     let state = match &options.oauth_outbox {
         None => state.with_verifier(verifier.clone()),
         Some(outbox) => {
-            let oauth_store = elixir::oauth::connect_store(url)
+            let oauth_store = elixir::access::oauth::connect_store(url)
                 .await
                 .expect("oauth store");
-            let parts = elixir::oauth::build_server(
+            let parts = elixir::access::oauth::build_server(
                 &config.settings,
                 Arc::clone(&store),
                 oauth_store,
-                &elixir::oauth::OAuthSettings {
+                &elixir::access::oauth::OAuthSettings {
                     secret: Some(OAUTH_SECRET.to_vec()),
-                    mail: elixir::oauth::MailSettings::Outbox(outbox.clone()),
+                    mail: elixir::access::oauth::MailSettings::Outbox(outbox.clone()),
                     ..Default::default()
                 },
                 Arc::new(clock.clone()),
@@ -330,7 +331,7 @@ fn check_meta(meta: &Value, reply: &Reply) {
     let keys: Vec<&String> = meta.as_object().unwrap().keys().collect();
     for k in &keys {
         assert!(
-            elixir::envelope::META_KEYS.contains(&k.as_str()),
+            elixir::mcp::envelope::META_KEYS.contains(&k.as_str()),
             "meta key {k}"
         );
     }

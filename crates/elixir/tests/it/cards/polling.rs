@@ -145,8 +145,8 @@ async fn serve_polls_with_a_token_and_stops(url: &str) {
     let clock = mcp_door::FakeClock::new(T0);
     let config = elixir::app::ServeConfig {
         database_url: url.to_owned(),
-        oauth: elixir::oauth::OAuthSettings {
-            mail: elixir::oauth::MailSettings::Outbox(outbox.path().to_owned()),
+        oauth: elixir::access::oauth::OAuthSettings {
+            mail: elixir::access::oauth::MailSettings::Outbox(outbox.path().to_owned()),
             ..Default::default()
         },
         upstream: Some(config(&api, &archive)),

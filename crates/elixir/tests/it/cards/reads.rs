@@ -3,10 +3,10 @@
 
 use std::io::Read;
 
-use elixir::cards::CardsError;
 use elixir::model::Receipt;
 use elixir::recorder::RecorderError;
 use elixir::upstream::{UpstreamError, payload_sha256};
+use elixir_record::cards::CardsError;
 use mcp_door::Clock;
 use testkit::db::TempDir;
 

@@ -3,7 +3,7 @@
 //! door and the routes the server mounts all come from here; what a door does is `app`'s and
 //! `auth`'s. Pure: no HTTP or SQL.
 
-use crate::domain::{Kind, is_public_id};
+use crate::access::kinds::{Kind, is_public_id};
 
 /// A person's door.
 pub const PERSON_DOOR: &str = "/mcp";

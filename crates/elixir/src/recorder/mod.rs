@@ -12,11 +12,11 @@ use mcp_door::Clock;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::cards::{self, CardsError};
 use crate::domain::{Millis, game_day, iso};
 use crate::model::{PollClaim, StoredCatalogue};
 use crate::store::{SharedStore, StoreError};
 use crate::upstream::{Endpoint, Lane, Upstream, UpstreamError};
+use elixir_record::cards::{self, CardsError};
 
 /// The claim job of the daily `/cards` read.
 pub const CARDS_JOB: &str = "cards";

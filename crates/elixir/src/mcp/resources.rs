@@ -9,8 +9,8 @@ use mcp_door::{CallContext, PromptProvider, ResourceProvider, RpcFailure};
 use serde_json::{Map, Value, json};
 
 use crate::content::{Content, Example};
+use crate::mcp::spec::Fail;
 use crate::services::Services;
-use crate::tools::Fail;
 
 const RESOURCE_NOT_FOUND: i64 = -32002;
 const INVALID_PARAMS: i64 = -32602;

@@ -1,7 +1,7 @@
 //! The queue in front of the call log: the door's audit hook must not block, so `audit` rows
 //! go through a channel to one writer task that stores them; [`AuditWriter::flush`] waits
 //! until everything queued so far is stored (the feedback tool uses it to find the caller's
-//! previous call). What goes into a row is the hook's (`crate::audit`).
+//! previous call). What goes into a row is the hook's (`crate::mcp::audit`).
 
 use tokio::sync::{mpsc, oneshot};
 

@@ -9,10 +9,10 @@ use mcp_door::model::Implementation;
 use mcp_door::{CallContext, CallOutcome, Presenter, Principal, Violation};
 use serde_json::{Map, Value, json};
 
-use crate::audit::Answer;
-use crate::domain::Kind;
-use crate::envelope::{self, CONTRACT_VERSION, ErrorCode, ToolError};
-use crate::limits::QuotaSnapshot;
+use crate::access::kinds::Kind;
+use crate::access::limits::QuotaSnapshot;
+use crate::mcp::audit::Answer;
+use crate::mcp::envelope::{self, CONTRACT_VERSION, ErrorCode, ToolError};
 use crate::services::{Caller, Services};
 
 /// `serverInfo.name`.
@@ -103,13 +103,13 @@ impl ElixirPresenter {
         );
         let meta = match ctx {
             Some(ctx) => {
-                let mut meta = crate::tools::base_meta(&self.services, ctx.request_id);
+                let mut meta = crate::mcp::meta::base_meta(&self.services, ctx.request_id);
                 if let Some(q) = ctx.extensions.get::<QuotaSnapshot>() {
                     meta["quota"] = q.0.clone();
                 }
                 meta
             }
-            None => crate::tools::base_meta(&self.services, uuid::Uuid::nil()),
+            None => crate::mcp::meta::base_meta(&self.services, uuid::Uuid::nil()),
         };
         let rendered = envelope::error(&error, &meta);
         CallOutcome::failed(ErrorCode::BadRequest.as_str(), rendered.result)

@@ -14,11 +14,11 @@ use async_trait::async_trait;
 use mcp_door::{AuthError, AuthRequest, Authenticator, InvalidReason, Principal, bearer_token};
 use uuid::Uuid;
 
-use crate::domain::{
-    Kind, Millis, STANDARD_SCOPES, canonical_scopes, credential_hint, digest, is_service_key,
-    key_scopes,
+use crate::access::door_path;
+use crate::access::kinds::{
+    Kind, STANDARD_SCOPES, canonical_scopes, credential_hint, digest, is_service_key, key_scopes,
 };
-use crate::door_path;
+use crate::domain::Millis;
 use crate::model::{Agent, Refusal};
 use crate::services::{AgentRef, Caller, Credential, Services};
 use crate::store::{Store, StoreError};
@@ -181,7 +181,7 @@ impl DoorAuth {
     }
 
     async fn identify(&self, request: &AuthRequest<'_>, token: &str) -> Result<Principal, Refused> {
-        if token.starts_with(crate::domain::SERVICE_KEY_PREFIX) {
+        if token.starts_with(crate::access::kinds::SERVICE_KEY_PREFIX) {
             return self.service_key(request.path, token).await;
         }
         let Some(verifier) = &self.verifier else {

@@ -20,10 +20,10 @@ use mcp_oauth::{
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
+use crate::access::auth::{AccessTokenVerifier, Grant, VerifyError};
+use crate::access::door_path;
+use crate::access::kinds::{Kind, Random, STANDARD_SCOPES, Tier};
 use crate::admin;
-use crate::auth::{AccessTokenVerifier, Grant, VerifyError};
-use crate::domain::{Kind, Random, STANDARD_SCOPES, Tier};
-use crate::door_path;
 use crate::model::Account;
 use crate::services::Settings;
 use crate::store::{SharedStore, StoreError};
@@ -390,7 +390,7 @@ pub fn build_server(
     })
 }
 
-/// Runs [`AuthServer::purge`] and [`crate::auth::purge_refusals`] every `every` until
+/// Runs [`AuthServer::purge`] and [`crate::access::auth::purge_refusals`] every `every` until
 /// `cancel` fires.
 pub fn spawn_purge(
     oauth: Arc<AuthServer>,
@@ -410,7 +410,7 @@ pub fn spawn_purge(
                         Ok(n) => tracing::debug!(removed = n, "oauth purge"),
                         Err(e) => tracing::warn!(error = %e, "oauth purge failed"),
                     }
-                    match crate::auth::purge_refusals(store.as_ref(), clock.now_millis()).await {
+                    match crate::access::auth::purge_refusals(store.as_ref(), clock.now_millis()).await {
                         Ok(n) => tracing::debug!(removed = n, "refusal counts purge"),
                         Err(e) => tracing::warn!(error = %e, "refusal counts purge failed"),
                     }

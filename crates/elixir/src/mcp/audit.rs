@@ -1,7 +1,7 @@
 //! The call log: every `tools/call` that reached a principal becomes one `audit` row (request
 //! id, account, agent, door, tool, arguments and answer trimmed at 4,000 bytes, error code,
 //! duration). The door's audit hook must not block, so it hands each row to the
-//! [`AuditWriter`](crate::audit_writer::AuditWriter) queue, which owns storing them. The answer
+//! [`AuditWriter`](crate::mcp::audit_writer::AuditWriter) queue, which owns storing them. The answer
 //! and its error code come with the door's record, as values the tool handed over
 //! ([`Answer`], `CallOutcome::error_code`).
 

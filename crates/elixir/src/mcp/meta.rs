@@ -1,0 +1,50 @@
+//! The `meta` object every tool answer carries (SURFACE §3.2): the fixed four keys, `quota`
+//! (the gate's snapshot, or read now) and `feedback_responses_pending` when a reply waits. The
+//! data keys only a tool knows (`freshness_seconds`, `source_polls`) are the tool's; the
+//! closed key set is the envelope's.
+
+use mcp_door::Extensions;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::access::limits;
+use crate::domain::iso;
+use crate::mcp::envelope::{CONTRACT_VERSION, DISCLAIMER};
+use crate::services::{Caller, Services};
+
+/// `meta` for a finished call: the fixed four, `quota` (the gate's snapshot in the request's
+/// `extensions`, or read now) and `feedback_responses_pending` when a reply waits.
+pub async fn meta(
+    services: &Services,
+    caller: &Caller,
+    request_id: Uuid,
+    extensions: &Extensions,
+) -> Value {
+    let mut meta = base_meta(services, request_id);
+    let quota = match extensions.get::<limits::QuotaSnapshot>() {
+        Some(q) => Some(q.0.clone()),
+        None => {
+            let hour_used = limits::hour_used(extensions);
+            limits::quota(services, caller, hour_used, None).await.ok()
+        }
+    };
+    if let Some(q) = quota {
+        meta["quota"] = q;
+    }
+    match services.store.pending_responses(caller.ledger()).await {
+        Ok(n) if n > 0 => meta["feedback_responses_pending"] = json!(n),
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "pending responses unavailable"),
+    }
+    meta
+}
+
+/// The four keys every `meta` carries.
+pub fn base_meta(services: &Services, request_id: Uuid) -> Value {
+    json!({
+        "as_of": iso(services.now()),
+        "request_id": request_id.to_string(),
+        "disclaimer": DISCLAIMER,
+        "contract_version": CONTRACT_VERSION,
+    })
+}
