@@ -1,5 +1,5 @@
 -- The four statements of one get_play_context request on PostgreSQL, as
--- crates/sidequest/src/store/sql_store/ issues them: the play-token lookup (its own pooled
+-- crates/sidequest/src/store/play.rs issues them: the play-token lookup (its own pooled
 -- connection), then on one connection (Store::context_snapshot) the assignment with its
 -- scenario's title, the five newest player-visible journal events and the twenty newest
 -- consequences. Informative: the SQL's own cost, without HTTP, JSON or the pool's pings. Same

@@ -1,5 +1,5 @@
 -- One commit_play_turn transaction, statement for statement as
--- crates/sidequest/src/store/postgres.rs (`apply` → `apply_locked` → `write_plan`) issues it
+-- crates/sidequest/src/store/play.rs (`apply` → `apply_locked` → `write_plan`) issues it
 -- for a turn with two consequences. Run with `-M prepared` (sqlx prepares and caches every
 -- statement) and the -D variables bench/run.sh passes (texts of the same sizes as loadgen's).
 -- pgbench client i works on seeded assignment i (bench/seed.sql), like loadgen's client i.
