@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
-use mcp_door::{Clock, SystemClock};
+use mcp_door::{Clock, ServerConfig, SystemClock};
 use mcp_oauth::AddressSource;
 use serde_json::json;
 
@@ -18,7 +18,7 @@ use crate::door_path;
 use crate::oauth::{MailSettings, OAuthSettings};
 use crate::recorder;
 use crate::services::Settings;
-use crate::store::{self, DbOptions, SharedStore};
+use crate::store::{self, SharedStore};
 use crate::upstream::{DEFAULT_BASE_URL, Upstream, UpstreamConfig};
 
 /// Elixir: a Clash Royale history recorder behind OAuth-protected MCP doors.
@@ -262,8 +262,9 @@ pub enum FeedbackCommand {
     },
 }
 
+/// Opens and migrates the database for a one-shot command, with the default pool.
 async fn open(url: &str) -> anyhow::Result<SharedStore> {
-    let store = store::connect(url, &DbOptions::default())
+    let store = store::connect(url, &ServeConfig::default().server.db)
         .await
         .context("connecting to the database")?;
     store.migrate().await.context("migrating the database")?;
@@ -299,12 +300,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let random: Arc<dyn Random> = Arc::new(OsRandom);
     match cli.command {
         Command::Serve(args) => {
+            let defaults = ServeConfig::default();
             let config = ServeConfig {
-                database_url: cli.database_url.clone(),
-                redis_url: args.redis_url.clone(),
-                db: DbOptions {
-                    max_connections: args.db_max_connections,
-                    ..DbOptions::default()
+                server: ServerConfig {
+                    database_url: cli.database_url.clone(),
+                    redis_url: args.redis_url.clone(),
+                    db: sqlkit::PoolSettings {
+                        max_connections: args.db_max_connections,
+                        ..defaults.server.db
+                    },
+                    metrics_bind: args.metrics_bind,
+                    ..defaults.server
                 },
                 settings: Settings {
                     public_url: args.public_url.clone(),
@@ -312,9 +318,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     address_source: AddressSource::from_header(args.client_address_header.clone()),
                 },
                 oauth: oauth_settings(&args)?,
-                metrics_bind: args.metrics_bind,
                 upstream: args.upstream.config(),
-                ..ServeConfig::default()
+                ..defaults
             };
             let listener = tokio::net::TcpListener::bind(args.bind)
                 .await

@@ -45,6 +45,7 @@ pub mod metrics;
 pub mod outcome;
 pub mod random;
 pub mod serve;
+pub mod server;
 
 pub use address::{AddressSource, client_address, limit_key};
 pub use admission::{
@@ -64,6 +65,7 @@ pub use metrics::{Metrics, PoolUse};
 pub use outcome::{CallOutcome, Extensions, UNCODED_TOOL_ERROR};
 pub use random::{OsRandom, Random};
 pub use serve::{Serving, init_tracing, serve_until, shutdown_signal};
+pub use server::{DEFAULT_POOL, Doors, ServerConfig};
 
 /// Re-exported so products build tool results and annotations with the same wire types.
 pub use rmcp::model;
