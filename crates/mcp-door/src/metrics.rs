@@ -296,7 +296,13 @@ mod tests {
 
     #[tokio::test]
     async fn pool_use_reads_the_pool_of_a_db() {
-        let db = sqlkit::Db::open("sqlite::memory:", &crate::DEFAULT_POOL)
+        let settings = sqlkit::PoolSettings {
+            max_connections: 4,
+            acquire_timeout: std::time::Duration::from_secs(5),
+            statement_timeout: std::time::Duration::from_secs(5),
+            lock_timeout: std::time::Duration::from_secs(5),
+        };
+        let db = sqlkit::Db::open("sqlite::memory:", &settings)
             .await
             .unwrap();
         // An in-memory database keeps exactly one connection, idle between statements.
