@@ -4,15 +4,12 @@
 //! purge; the recorder's poller when an API token is configured).
 
 use std::collections::{HashMap, HashSet};
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use mcp_door::{
-    Admission, Clock, Door, DoorConfig, Limits, LocalAdmission, Metrics, PreAuthGate,
-    RedisAdmission, Serving, serve_until,
-};
+use mcp_door::{Clock, Doors, Limits, ServerConfig, serve_until};
+use sqlkit::PoolSettings;
 use tokio::net::TcpListener;
 
 use crate::access::auth::{AccessTokenVerifier, DoorAuth};
@@ -28,28 +25,21 @@ use crate::mcp::resources::Docs;
 use crate::mcp::spec::{Flag, ToolSpec};
 use crate::recorder::{PollSettings, Poller};
 use crate::services::{Services, Settings};
-use crate::store::{self, DbOptions, SharedStore};
+use crate::store::{self, SharedStore};
 use crate::tools;
 use crate::upstream::{Upstream, UpstreamConfig, UpstreamError};
 
 /// Everything `serve` is configured with.
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
-    pub database_url: String,
-    /// Redis for the door's per-credential admission across instances (in-process when absent).
-    pub redis_url: Option<String>,
-    pub redis_prefix: String,
-    /// The door's per-credential admission (burst and concurrency guard in front of metering).
-    pub limits: Limits,
-    pub pre_auth_concurrency: usize,
-    pub db: DbOptions,
-    pub door: DoorConfig,
+    /// What every server shares: database and pool, Redis (the doors' per-credential
+    /// admission across instances; hourly and daily metering stay in the database), the
+    /// admission limits (a burst and concurrency guard in front of metering), the pre-auth
+    /// gate, the doors' transport limits, the metrics listener, the drain.
+    pub server: ServerConfig,
     pub settings: Settings,
     /// The authorization server (consent, tokens) and the account pages.
     pub oauth: OAuthSettings,
-    pub drain_timeout: Duration,
-    /// Where `GET /metrics` (Prometheus) is served; `None`: not served (still counted).
-    pub metrics_bind: Option<SocketAddr>,
     /// The Clash Royale API; without it nothing is read and the record stays empty.
     pub upstream: Option<UpstreamConfig>,
     pub poll: PollSettings,
@@ -57,24 +47,25 @@ pub struct ServeConfig {
 
 impl Default for ServeConfig {
     fn default() -> Self {
+        let server = ServerConfig::new("sqlite://elixir.db", "elixir:admission");
         Self {
-            database_url: "sqlite://elixir.db".into(),
-            redis_url: None,
-            redis_prefix: "elixir:admission".into(),
-            limits: Limits {
-                rate_per_window: 600,
-                window: Duration::from_secs(60),
-                credential_concurrency: 8,
-                global_concurrency: 64,
-                lease: Duration::from_secs(120),
+            server: ServerConfig {
+                limits: Limits {
+                    rate_per_window: 600,
+                    window: Duration::from_secs(60),
+                    credential_concurrency: 8,
+                    global_concurrency: 64,
+                    lease: Duration::from_secs(120),
+                },
+                // Elixir's own statement timeout, below the doors' 25 s tool deadline.
+                db: PoolSettings {
+                    statement_timeout: Duration::from_secs(23),
+                    ..server.db
+                },
+                ..server
             },
-            pre_auth_concurrency: 64,
-            db: DbOptions::default(),
-            door: DoorConfig::default(),
             settings: Settings::default(),
             oauth: OAuthSettings::default(),
-            drain_timeout: Duration::from_secs(30),
-            metrics_bind: None,
             upstream: None,
             poll: PollSettings::default(),
         }
@@ -106,15 +97,13 @@ pub enum StartError {
 pub struct AppState {
     pub services: Arc<Services>,
     pub specs: Arc<Vec<ToolSpec>>,
-    pub admission: Arc<dyn Admission>,
-    pub pre_auth: PreAuthGate,
-    pub door: DoorConfig,
+    /// What the three doors share: admission, the pre-auth gate, transport limits and the
+    /// metrics (the doors' counts and the pool's).
+    pub doors: Doors,
     /// The OAuth access-token verifier (mcp-oauth's, once wired); `None` refuses OAuth tokens.
     pub verifier: Option<Arc<dyn AccessTokenVerifier>>,
     /// mcp-oauth, once wired: its endpoints and the account pages are served beside the doors.
     pub oauth: Option<OAuthParts>,
-    /// Counts of the three doors and the pool, for `GET /metrics`.
-    pub metrics: Arc<Metrics>,
 }
 
 impl AppState {
@@ -136,19 +125,10 @@ impl AppState {
         random: Arc<dyn Random>,
         specs: Vec<ToolSpec>,
     ) -> Result<Self, StartError> {
-        let admission: Arc<dyn Admission> = match &config.redis_url {
-            Some(url) => Arc::new(
-                RedisAdmission::connect(url, &config.redis_prefix, config.limits.clone()).await?,
-            ),
-            None => Arc::new(LocalAdmission::new(
-                config.limits.clone(),
-                Arc::clone(&clock),
-            )),
-        };
+        let doors = Doors::open(&config.server, Arc::clone(&clock)).await?;
         let content = Content::load(&tools::docs_sections(&specs)).map_err(StartError::Content)?;
-        let metrics = Arc::new(Metrics::new());
         let pool = Arc::clone(&store);
-        metrics.sample_pool("elixir", move || pool.pool_use());
+        doors.metrics.sample_pool("elixir", move || pool.pool_use());
         let services = Arc::new(Services {
             audit: AuditWriter::spawn(Arc::clone(&store)),
             store,
@@ -163,12 +143,9 @@ impl AppState {
         Ok(Self {
             services,
             specs: Arc::new(specs),
-            admission,
-            pre_auth: PreAuthGate::new(config.pre_auth_concurrency),
-            door: config.door.clone(),
+            doors,
             verifier: None,
             oauth: None,
-            metrics,
         })
     }
 
@@ -237,29 +214,27 @@ pub fn app(state: &AppState) -> Result<Router, StartError> {
             .filter(|s| s.kinds.contains(&kind))
             .map(|s| s.name.to_owned())
             .collect();
-        let door = Door::new(
-            door_path::route(kind),
-            Arc::new(DoorAuth {
-                kind,
-                services: Arc::clone(&state.services),
-                verifier: state.verifier.clone(),
-            }),
-            catalog,
-            Arc::clone(&state.admission),
-            Arc::new(ElixirPresenter {
-                kind,
-                services: Arc::clone(&state.services),
-                visible,
-                lenient: lenient_arguments(&state.specs, kind),
-            }),
-        )
-        .with_config(state.door.clone())
-        .with_pre_auth(state.pre_auth.clone())
-        .with_resources(docs.clone())
-        .with_prompts(docs.clone())
-        .with_audit(audit.clone())
-        .with_method_gate(gate.clone())
-        .with_metrics(Arc::clone(&state.metrics));
+        let door = state
+            .doors
+            .door(
+                door_path::route(kind),
+                Arc::new(DoorAuth {
+                    kind,
+                    services: Arc::clone(&state.services),
+                    verifier: state.verifier.clone(),
+                }),
+                catalog,
+                Arc::new(ElixirPresenter {
+                    kind,
+                    services: Arc::clone(&state.services),
+                    visible,
+                    lenient: lenient_arguments(&state.specs, kind),
+                }),
+            )
+            .with_resources(docs.clone())
+            .with_prompts(docs.clone())
+            .with_audit(audit.clone())
+            .with_method_gate(gate.clone());
         router = router.merge(door.router());
     }
     if let Some(oauth) = &state.oauth {
@@ -281,11 +256,11 @@ pub async fn run(
     random: Arc<dyn Random>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), StartError> {
-    let store = store::connect(&config.database_url, &config.db).await?;
+    let store = store::connect(&config.server.database_url, &config.server.db).await?;
     store.migrate().await?;
     // One database for both: mcp-oauth's migrations share `_sqlx_migrations` (both migrators
     // ignore the other's versions).
-    let oauth_store = crate::access::oauth::connect_store(&config.database_url).await?;
+    let oauth_store = crate::access::oauth::connect_store(&config.server.database_url).await?;
     let parts = crate::access::oauth::build_server(
         &config.settings,
         Arc::clone(&store),
@@ -329,11 +304,8 @@ pub async fn run(
     serve_until(
         listener,
         router,
-        &state.metrics,
-        &Serving {
-            drain_timeout: config.drain_timeout,
-            metrics_bind: config.metrics_bind,
-        },
+        &state.doors.metrics,
+        &config.server.serving(),
         shutdown,
     )
     .await?;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
-use mcp_door::{Clock, SystemClock};
+use mcp_door::{Clock, ServerConfig, SystemClock};
 use mcp_oauth::AddressSource;
 use serde_json::json;
 
@@ -19,7 +19,7 @@ use crate::content::Content;
 use crate::domain::{FeedbackStatus, iso};
 use crate::recorder;
 use crate::services::Settings;
-use crate::store::{self, DbOptions, SharedStore};
+use crate::store::{self, SharedStore};
 use crate::upstream::{DEFAULT_BASE_URL, Upstream, UpstreamConfig};
 
 /// Elixir: a Clash Royale history recorder behind OAuth-protected MCP doors.
@@ -263,45 +263,13 @@ pub enum FeedbackCommand {
     },
 }
 
-/// Initializes logging (`RUST_LOG` filters; default `info`).
-pub fn init_tracing(format: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    if format == "json" {
-        builder.json().init();
-    } else {
-        builder.init();
-    }
-}
-
+/// Opens and migrates the database for a one-shot command, with the default pool.
 async fn open(url: &str) -> anyhow::Result<SharedStore> {
-    let store = store::connect(url, &DbOptions::default())
+    let store = store::connect(url, &ServeConfig::default().server.db)
         .await
         .context("connecting to the database")?;
     store.migrate().await.context("migrating the database")?;
     Ok(store)
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
-    tracing::info!("shutdown signal received; draining");
 }
 
 fn tier(text: &str) -> anyhow::Result<Tier> {
@@ -333,12 +301,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let random: Arc<dyn Random> = Arc::new(OsRandom);
     match cli.command {
         Command::Serve(args) => {
+            let defaults = ServeConfig::default();
             let config = ServeConfig {
-                database_url: cli.database_url.clone(),
-                redis_url: args.redis_url.clone(),
-                db: DbOptions {
-                    max_connections: args.db_max_connections,
-                    ..DbOptions::default()
+                server: ServerConfig {
+                    database_url: cli.database_url.clone(),
+                    redis_url: args.redis_url.clone(),
+                    db: sqlkit::PoolSettings {
+                        max_connections: args.db_max_connections,
+                        ..defaults.server.db
+                    },
+                    metrics_bind: args.metrics_bind,
+                    ..defaults.server
                 },
                 settings: Settings {
                     public_url: args.public_url.clone(),
@@ -346,14 +319,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     address_source: AddressSource::from_header(args.client_address_header.clone()),
                 },
                 oauth: oauth_settings(&args)?,
-                metrics_bind: args.metrics_bind,
                 upstream: args.upstream.config(),
-                ..ServeConfig::default()
+                ..defaults
             };
             let listener = tokio::net::TcpListener::bind(args.bind)
                 .await
                 .with_context(|| format!("binding {}", args.bind))?;
-            app::run(config, listener, clock, random, shutdown_signal()).await?;
+            app::run(config, listener, clock, random, mcp_door::shutdown_signal()).await?;
         }
         Command::Migrate => {
             open(&cli.database_url).await?;

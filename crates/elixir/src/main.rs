@@ -5,6 +5,6 @@ use clap::Parser;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = elixir::cli::Cli::parse();
-    elixir::cli::init_tracing(&cli.log_format);
+    mcp_door::init_tracing(&cli.log_format);
     elixir::cli::run(cli).await
 }

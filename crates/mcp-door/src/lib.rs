@@ -35,6 +35,7 @@ pub mod audit;
 pub mod auth;
 pub mod catalog;
 pub mod clock;
+mod cookie;
 pub mod door;
 pub mod framing;
 pub mod gate;
@@ -44,6 +45,7 @@ pub mod metrics;
 pub mod outcome;
 pub mod random;
 pub mod serve;
+pub mod server;
 
 pub use address::{AddressSource, client_address, limit_key};
 pub use admission::{
@@ -55,13 +57,15 @@ pub use catalog::{
     CallContext, Catalog, CatalogError, ToolDecl, ToolFailure, Violation, tool_json,
 };
 pub use clock::{Clock, FakeClock, SystemClock};
+pub use cookie::cookie;
 pub use door::{Door, DoorConfig, Presenter, SUPPORTED_PROTOCOL_VERSIONS};
 pub use gate::{GateRefusal, GateRequest, GateStage, MethodGate};
 pub use hooks::{PromptProvider, ResourceProvider, RpcFailure};
 pub use metrics::{Metrics, PoolUse};
 pub use outcome::{CallOutcome, Extensions, UNCODED_TOOL_ERROR};
 pub use random::{OsRandom, Random};
-pub use serve::{Serving, serve_until};
+pub use serve::{Serving, init_tracing, serve_until, shutdown_signal};
+pub use server::{DEFAULT_POOL, Doors, ServerConfig};
 
 /// Re-exported so products build tool results and annotations with the same wire types.
 pub use rmcp::model;

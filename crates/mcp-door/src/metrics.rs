@@ -93,6 +93,17 @@ pub struct PoolUse {
     pub idle: u32,
 }
 
+impl PoolUse {
+    /// What `db`'s pool holds now.
+    pub fn of(db: &sqlkit::Db) -> Self {
+        let (size, idle) = db.pool_use();
+        Self {
+            size,
+            idle: u32::try_from(idle).unwrap_or(u32::MAX),
+        }
+    }
+}
+
 type PoolSampler = Box<dyn Fn() -> PoolUse + Send + Sync>;
 
 /// The metrics of one server process, shared by its doors.
@@ -281,7 +292,22 @@ async fn scrape(State(metrics): State<Arc<Metrics>>) -> Response {
 
 #[cfg(test)]
 mod tests {
-    use super::label_value;
+    use super::{PoolUse, label_value};
+
+    #[tokio::test]
+    async fn pool_use_reads_the_pool_of_a_db() {
+        let settings = sqlkit::PoolSettings {
+            max_connections: 4,
+            acquire_timeout: std::time::Duration::from_secs(5),
+            statement_timeout: std::time::Duration::from_secs(5),
+            lock_timeout: std::time::Duration::from_secs(5),
+        };
+        let db = sqlkit::Db::open("sqlite::memory:", &settings)
+            .await
+            .unwrap();
+        // An in-memory database keeps exactly one connection, idle between statements.
+        assert_eq!(PoolUse::of(&db), PoolUse { size: 1, idle: 1 });
+    }
 
     #[test]
     fn only_plain_words_become_label_values() {

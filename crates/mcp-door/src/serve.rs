@@ -1,5 +1,7 @@
-//! Serving a product's router until shutdown: graceful stop, a bounded drain, and the
-//! metrics listener stopping with it. Every product's `run` ends the same way.
+//! A server process's life around its router: logging set up ([`init_tracing`]), serving until
+//! shutdown with a bounded drain and the metrics listener stopping with it ([`serve_until`]),
+//! and the signal that starts the shutdown ([`shutdown_signal`]). Every product's `main` and
+//! `run` go through these.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -55,4 +57,40 @@ pub async fn serve_until(
         } => tracing::warn!("drain timeout reached; not waiting for the remaining connections"),
     }
     Ok(())
+}
+
+/// Initializes logging on standard error, `RUST_LOG` filtering (default `info`): one JSON
+/// object per line when `format` is `json`, tracing-subscriber's text lines otherwise.
+pub fn init_tracing(format: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if format == "json" {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+/// Resolves on the first SIGINT (Ctrl-C) or SIGTERM, logging that the drain starts: the
+/// `shutdown` future a product's `serve` hands to [`serve_until`].
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    tracing::info!("shutdown signal received; draining");
 }

@@ -155,15 +155,7 @@ impl AuthServer {
 
     /// The value of this server's session cookie in `headers`, if any.
     pub(crate) fn session_cookie<'h>(&self, headers: &'h HeaderMap) -> Option<&'h str> {
-        headers
-            .get_all(http::header::COOKIE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(';'))
-            .filter_map(|pair| pair.trim().split_once('='))
-            .find(|(name, _)| *name == self.config.session_cookie)
-            .map(|(_, value)| value.trim())
-            .filter(|v| !v.is_empty() && v.len() <= 100)
+        mcp_door::cookie(headers, &self.config.session_cookie).filter(|v| v.len() <= 100)
     }
 
     /// The account the browser is signed in as (the session the consent page creates), for

@@ -48,6 +48,5 @@ pub use random::{OsRandom, RandomSource};
 pub use resource::{GrantView, TokenError};
 pub use server::AuthServer;
 pub use store::{
-    Clients, DbOptions, Flows, Grants, OAuthStore, RefusalCount, SqlStore, StoreError, Tokens,
-    Upkeep,
+    Clients, Flows, Grants, OAuthStore, RefusalCount, SqlStore, StoreError, Tokens, Upkeep,
 };

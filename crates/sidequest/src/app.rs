@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use axum::Router;
-use mcp_door::{Clock, Door, Serving, serve_until};
+use mcp_door::{Clock, serve_until};
 use tokio::net::TcpListener;
 
 use crate::mcp::player::{self, PlayAuthenticator, PlayerPresenter};
@@ -17,18 +17,14 @@ pub use crate::state::{AppState, ServeConfig, StartError, default_login_hash_con
 /// The router of every door and page.
 pub fn app(state: AppState) -> Result<Router, StartError> {
     let catalog = Arc::new(player::catalog(Arc::clone(&state.service))?);
-    let player_door = Door::new(
+    let player_door = state.doors.door(
         "/play/mcp",
         Arc::new(PlayAuthenticator {
             service: Arc::clone(&state.service),
         }),
         catalog,
-        Arc::clone(&state.admission),
         Arc::new(PlayerPresenter),
-    )
-    .with_config(state.door.clone())
-    .with_pre_auth(state.pre_auth.clone())
-    .with_metrics(Arc::clone(&state.metrics));
+    );
     let author_door = crate::mcp::author::router(&state)?;
     Ok(Router::new()
         .merge(player_door.router())
@@ -45,20 +41,17 @@ pub async fn run(
     random: Arc<dyn Random>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), StartError> {
-    let store = store::connect(&config.database_url, &config.db).await?;
+    let store = store::connect(&config.server.database_url, &config.server.db).await?;
     store.migrate().await?;
     let state = AppState::new(store, &config, clock, random).await?;
-    let metrics = Arc::clone(&state.metrics);
+    let metrics = Arc::clone(&state.doors.metrics);
     let router = app(state)?;
     tracing::info!(address = %listener.local_addr()?, "sidequest serving /play/mcp, /mcp and /api");
     serve_until(
         listener,
         router,
         &metrics,
-        &Serving {
-            drain_timeout: config.drain_timeout,
-            metrics_bind: config.metrics_bind,
-        },
+        &config.server.serving(),
         shutdown,
     )
     .await?;

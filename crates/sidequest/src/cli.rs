@@ -8,14 +8,15 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
-use mcp_door::{AddressSource, Clock, Limits, SystemClock};
+use mcp_door::{AddressSource, Clock, Limits, ServerConfig, SystemClock};
+use sqlkit::PoolSettings;
 use uuid::Uuid;
 
 use crate::app::{self, ServeConfig};
 use crate::demo;
 use crate::domain::password;
 use crate::service::{OsRandom, PlayService, Random};
-use crate::store::{self, DbOptions, SharedStore};
+use crate::store::{self, SharedStore};
 
 /// Sidequest: solo, downtime and absence play for tabletop campaigns, facilitated by the
 /// player's own AI assistant over MCP.
@@ -180,55 +181,13 @@ pub struct DemoArgs {
     pub public_url: String,
 }
 
-fn db_options(args: Option<&ServeArgs>) -> DbOptions {
-    let mut o = DbOptions::default();
-    if let Some(a) = args {
-        o.max_connections = a.db_max_connections;
-        o.statement_timeout = Duration::from_millis(a.statement_timeout_ms);
-        o.lock_timeout = Duration::from_millis(a.lock_timeout_ms);
-    }
-    o
-}
-
+/// Opens and migrates the database for a one-shot command, with the default pool.
 async fn open(url: &str) -> anyhow::Result<SharedStore> {
-    let store = store::connect(url, &db_options(None))
+    let store = store::connect(url, &ServeConfig::default().server.db)
         .await
         .context("connecting to the database")?;
     store.migrate().await.context("migrating the database")?;
     Ok(store)
-}
-
-/// Initializes logging (`RUST_LOG` filters; default `info`).
-pub fn init_tracing(format: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    if format == "json" {
-        builder.json().init();
-    } else {
-        builder.init();
-    }
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
-    tracing::info!("shutdown signal received; draining");
 }
 
 /// Runs a parsed command line.
@@ -237,30 +196,38 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let random: Arc<dyn Random> = Arc::new(OsRandom);
     match cli.command {
         Command::Serve(args) => {
+            let defaults = ServeConfig::default();
             let config = ServeConfig {
-                database_url: cli.database_url.clone(),
-                redis_url: args.redis_url.clone(),
-                redis_prefix: args.redis_prefix.clone(),
-                limits: Limits {
-                    rate_per_window: args.token_rate_per_minute,
-                    credential_concurrency: args.token_concurrency,
-                    global_concurrency: args.global_concurrency,
-                    ..Limits::default()
+                server: ServerConfig {
+                    database_url: cli.database_url.clone(),
+                    redis_url: args.redis_url.clone(),
+                    redis_prefix: args.redis_prefix.clone(),
+                    limits: Limits {
+                        rate_per_window: args.token_rate_per_minute,
+                        credential_concurrency: args.token_concurrency,
+                        global_concurrency: args.global_concurrency,
+                        ..defaults.server.limits.clone()
+                    },
+                    pre_auth_concurrency: args.pre_auth_concurrency as usize,
+                    db: PoolSettings {
+                        max_connections: args.db_max_connections,
+                        statement_timeout: Duration::from_millis(args.statement_timeout_ms),
+                        lock_timeout: Duration::from_millis(args.lock_timeout_ms),
+                        ..defaults.server.db
+                    },
+                    metrics_bind: args.metrics_bind,
+                    ..defaults.server
                 },
-                pre_auth_concurrency: args.pre_auth_concurrency as usize,
-                db: db_options(Some(&args)),
                 public_url: args.public_url.clone(),
-                metrics_bind: args.metrics_bind,
                 address_source: AddressSource::from_header(args.client_address_header.clone()),
                 login_hash_concurrency: args
                     .login_hash_concurrency
                     .map_or_else(app::default_login_hash_concurrency, |n| n as usize),
-                ..ServeConfig::default()
             };
             let listener = tokio::net::TcpListener::bind(args.bind)
                 .await
                 .with_context(|| format!("binding {}", args.bind))?;
-            app::run(config, listener, clock, random, shutdown_signal()).await?;
+            app::run(config, listener, clock, random, mcp_door::shutdown_signal()).await?;
         }
         Command::Migrate => {
             open(&cli.database_url).await?;

@@ -5,6 +5,6 @@ use clap::Parser;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = sidequest::cli::Cli::parse();
-    sidequest::cli::init_tracing(&cli.log_format);
+    mcp_door::init_tracing(&cli.log_format);
     sidequest::cli::run(cli).await
 }

@@ -1,39 +1,26 @@
 //! The state every handler shares ([`AppState`]), what `serve` is configured with
-//! ([`ServeConfig`]) and what can fail at start ([`StartError`]). Its own module so that the
+//! ([`ServeConfig`]: mcp-door's [`ServerConfig`] and Sidequest's own settings) and what can
+//! fail at start ([`StartError`]). Its own module so that the
 //! assembly (`app`) and the doors that read the state (`http`, `mcp`) import it without
 //! importing each other.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
-use mcp_door::{
-    AddressSource, Admission, Clock, DoorConfig, Limits, LocalAdmission, Metrics, PreAuthGate,
-    RedisAdmission,
-};
+use mcp_door::{AddressSource, Clock, Doors, ServerConfig};
 use tokio::sync::Semaphore;
 
 use crate::campaign::CampaignService;
 use crate::service::{PlayService, Random};
-use crate::store::{self, DbOptions, SharedStore};
+use crate::store::{self, SharedStore};
 
 /// Everything `serve` is configured with.
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
-    pub database_url: String,
-    pub redis_url: Option<String>,
-    /// Namespace of the admission keys in Redis (one per deployment sharing a Redis).
-    pub redis_prefix: String,
-    pub limits: Limits,
-    pub pre_auth_concurrency: usize,
-    pub db: DbOptions,
-    pub door: DoorConfig,
-    /// How long in-flight requests may take to finish after a shutdown signal.
-    pub drain_timeout: Duration,
+    /// What every server shares: database and pool, Redis, admission limits, the pre-auth
+    /// gate, the doors' transport limits, the metrics listener, the drain.
+    pub server: ServerConfig,
     /// The public base URL; when it is https, session cookies are always `Secure`.
     pub public_url: Option<String>,
-    /// Where `GET /metrics` (Prometheus) is served; `None`: not served (still counted).
-    pub metrics_bind: Option<SocketAddr>,
     /// Where the client address of the login throttle comes from.
     pub address_source: AddressSource,
     /// Logins that may hash a password at once on this instance (argon2 takes 19 MiB and a
@@ -50,16 +37,9 @@ pub fn default_login_hash_concurrency() -> usize {
 impl Default for ServeConfig {
     fn default() -> Self {
         Self {
-            database_url: "sqlite://sidequest.db".into(),
-            redis_url: None,
-            redis_prefix: "sidequest:admission".into(),
-            limits: Limits::default(),
-            pre_auth_concurrency: 64,
-            db: DbOptions::default(),
-            door: DoorConfig::default(),
-            drain_timeout: Duration::from_secs(30),
+            // Sidequest's limits, pool, drain and door limits are the platform's defaults.
+            server: ServerConfig::new("sqlite://sidequest.db", "sidequest:admission"),
             public_url: None,
-            metrics_bind: None,
             address_source: AddressSource::Peer,
             login_hash_concurrency: default_login_hash_concurrency(),
         }
@@ -86,13 +66,11 @@ pub struct AppState {
     pub service: Arc<PlayService>,
     /// Everything outside the player door (REST, author door), over the same store.
     pub campaign: Arc<CampaignService>,
-    pub admission: Arc<dyn Admission>,
-    pub pre_auth: PreAuthGate,
-    pub door: DoorConfig,
+    /// What both doors share: admission, the pre-auth gate, transport limits and the
+    /// metrics (both doors' counts and the pool's).
+    pub doors: Doors,
     /// Session cookies are `Secure` for every request (the public URL is https).
     pub secure_cookies: bool,
-    /// Counts of both doors and the pool, for `GET /metrics`.
-    pub metrics: Arc<Metrics>,
     /// Where a request's client address comes from (the login throttle keys on it).
     pub address_source: AddressSource,
     /// The cap on logins hashing a password at once (taken without waiting).
@@ -107,28 +85,18 @@ impl AppState {
         clock: Arc<dyn Clock>,
         random: Arc<dyn Random>,
     ) -> Result<Self, StartError> {
-        let admission: Arc<dyn Admission> = match &config.redis_url {
-            Some(url) => Arc::new(
-                RedisAdmission::connect(url, &config.redis_prefix, config.limits.clone()).await?,
-            ),
-            None => Arc::new(LocalAdmission::new(
-                config.limits.clone(),
-                Arc::clone(&clock),
-            )),
-        };
-        let metrics = Arc::new(Metrics::new());
+        let doors = Doors::open(&config.server, Arc::clone(&clock)).await?;
         let pool = Arc::clone(&store);
-        metrics.sample_pool("sidequest", move || pool.pool_use());
+        doors
+            .metrics
+            .sample_pool("sidequest", move || pool.pool_use());
         let service = Arc::new(PlayService::new(store, clock, random));
         Ok(Self {
-            metrics,
+            doors,
             address_source: config.address_source.clone(),
             login_hashing: Arc::new(Semaphore::new(config.login_hash_concurrency.max(1))),
             campaign: Arc::new(CampaignService::new(Arc::clone(&service))),
             service,
-            admission,
-            pre_auth: PreAuthGate::new(config.pre_auth_concurrency),
-            door: config.door.clone(),
             secure_cookies: config
                 .public_url
                 .as_deref()

@@ -327,6 +327,22 @@ impl Db {
         })
     }
 
+    /// [`Db::open`] for a URL a server is configured with: one that names neither backend
+    /// (`sqlite:…`, `postgres://…`, `postgresql://…`) is refused as `Internal`, naming its
+    /// scheme, instead of being taken for a SQLite file name.
+    pub async fn open_checked(url: &str, settings: &PoolSettings) -> Result<Self, DbFailure> {
+        let known = url.starts_with("sqlite:")
+            || url.starts_with("postgres://")
+            || url.starts_with("postgresql://");
+        if !known {
+            return Err(DbFailure::Internal(format!(
+                "unsupported database URL scheme (expected sqlite: or postgres://): {}",
+                url.split(':').next().unwrap_or_default()
+            )));
+        }
+        Self::open(url, settings).await
+    }
+
     /// Which backend this is.
     pub fn backend(&self) -> Backend {
         match self {
@@ -585,6 +601,28 @@ mod tests {
             statement_timeout: Duration::from_secs(5),
             lock_timeout: Duration::from_secs(5),
         }
+    }
+
+    #[tokio::test]
+    async fn open_checked_refuses_a_url_naming_no_backend() {
+        for url in ["mysql://localhost/x", "x.db"] {
+            let err = Db::open_checked(url, &settings()).await.err();
+            match err {
+                Some(DbFailure::Internal(text)) => {
+                    assert!(
+                        text.starts_with("unsupported database URL scheme"),
+                        "{text}"
+                    );
+                    assert!(text.ends_with(url.split(':').next().unwrap()), "{text}");
+                }
+                other => panic!("{url}: {other:?}"),
+            }
+        }
+        let db = Db::open_checked("sqlite::memory:", &settings())
+            .await
+            .unwrap();
+        assert_eq!(db.backend(), Backend::Sqlite);
+        db.ping().await.unwrap();
     }
 
     /// Every statement kind, argument type and transaction path on one database.

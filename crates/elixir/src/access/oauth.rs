@@ -302,8 +302,8 @@ impl AccessTokenVerifier for OAuthVerifier {
 /// The mcp-oauth store over the same database as Elixir's (its own pool; its migrations are
 /// versions 1 000 001 and up in the shared `_sqlx_migrations`), migrated.
 pub async fn connect_store(url: &str) -> Result<Arc<dyn OAuthStore>, OAuthSetupError> {
-    let options = mcp_oauth::DbOptions::default();
-    let store: Arc<dyn OAuthStore> = Arc::new(SqlStore::connect(url, &options).await?);
+    let store: Arc<dyn OAuthStore> =
+        Arc::new(SqlStore::connect(url, &SqlStore::DEFAULT_POOL).await?);
     store.migrate().await?;
     Ok(store)
 }

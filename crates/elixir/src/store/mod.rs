@@ -20,7 +20,7 @@ pub use accounts::AccountStore;
 pub use ledger::LedgerStore;
 pub use metering::MeteringStore;
 pub use polls::PollStore;
-pub use sql_store::{DbOptions, Lifecycle, SqlStore, StoreError};
+pub use sql_store::{Lifecycle, SqlStore, StoreError};
 
 /// Every area at once: what the server shares. Implemented for anything that implements
 /// them all, so a caller that needs one area can name just that trait.
@@ -32,6 +32,6 @@ impl<T> Store for T where T: Lifecycle + AccountStore + MeteringStore + LedgerSt
 pub type SharedStore = Arc<dyn Store>;
 
 /// Connects to `url` (`sqlite://path`, `sqlite::memory:` or `postgres://…`), without migrating.
-pub async fn connect(url: &str, options: &DbOptions) -> Result<SharedStore, StoreError> {
-    Ok(Arc::new(SqlStore::connect(url, options).await?))
+pub async fn connect(url: &str, pool: &sqlkit::PoolSettings) -> Result<SharedStore, StoreError> {
+    Ok(Arc::new(SqlStore::connect(url, pool).await?))
 }

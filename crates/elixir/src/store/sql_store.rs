@@ -1,10 +1,10 @@
 //! The one store type: [`SqlStore`], a [`sqlkit::Db`] of either backend, with Elixir's
 //! migrations for each and the [`Lifecycle`] area (migrate, ping, pool use). The statements
-//! of each area live in that area's file; the classification of database errors is
-//! sqlkit's, used as is ([`StoreError`]).
+//! of each area live in that area's file; the classification of database errors and the pool
+//! settings are sqlkit's, used as they are ([`StoreError`], [`sqlkit::PoolSettings`]).
 
 use async_trait::async_trait;
-use sqlkit::{Db, Done, Embedded};
+use sqlkit::{Db, Done, Embedded, PoolSettings};
 
 /// A storage failure, classified by what a caller can do about it: sqlkit's [`DbFailure`]
 /// itself (not found, conflict, unavailable, internal), so no store maps it again.
@@ -57,20 +57,11 @@ pub struct SqlStore {
 }
 
 impl SqlStore {
-    /// Opens `url` (`sqlite://path`, `sqlite::memory:` or `postgres://…`) with the pool size
-    /// and timeouts of `options`. Does not migrate.
-    pub async fn connect(url: &str, options: &DbOptions) -> Result<Self, StoreError> {
-        let known = url.starts_with("sqlite:")
-            || url.starts_with("postgres://")
-            || url.starts_with("postgresql://");
-        if !known {
-            return Err(StoreError::Internal(format!(
-                "unsupported database URL scheme (expected sqlite: or postgres://): {}",
-                url.split(':').next().unwrap_or_default()
-            )));
-        }
+    /// Opens `url` (`sqlite://path`, `sqlite::memory:` or `postgres://…`; any other scheme is
+    /// `Internal`) with the pool size and timeouts of `pool`. Does not migrate.
+    pub async fn connect(url: &str, pool: &PoolSettings) -> Result<Self, StoreError> {
         Ok(Self {
-            db: Db::open(url, &options.pool_settings()).await?,
+            db: Db::open_checked(url, pool).await?,
         })
     }
 }
@@ -100,44 +91,7 @@ impl Lifecycle for SqlStore {
     }
 
     fn pool_use(&self) -> mcp_door::PoolUse {
-        let (size, idle) = self.db.pool_use();
-        mcp_door::PoolUse {
-            size,
-            idle: u32::try_from(idle).unwrap_or(u32::MAX),
-        }
-    }
-}
-
-/// Pool and timeout settings shared by both backends.
-#[derive(Debug, Clone)]
-pub struct DbOptions {
-    pub max_connections: u32,
-    pub acquire_timeout: std::time::Duration,
-    /// PostgreSQL `statement_timeout`; SQLite busy timeout.
-    pub statement_timeout: std::time::Duration,
-    pub lock_timeout: std::time::Duration,
-}
-
-impl Default for DbOptions {
-    fn default() -> Self {
-        Self {
-            max_connections: 16,
-            acquire_timeout: std::time::Duration::from_secs(5),
-            statement_timeout: std::time::Duration::from_secs(23),
-            lock_timeout: std::time::Duration::from_secs(5),
-        }
-    }
-}
-
-impl DbOptions {
-    /// The same settings in [`sqlkit`]'s terms, for opening either backend's pool.
-    pub(crate) fn pool_settings(&self) -> sqlkit::PoolSettings {
-        sqlkit::PoolSettings {
-            max_connections: self.max_connections,
-            acquire_timeout: self.acquire_timeout,
-            statement_timeout: self.statement_timeout,
-            lock_timeout: self.lock_timeout,
-        }
+        mcp_door::PoolUse::of(&self.db)
     }
 }
 

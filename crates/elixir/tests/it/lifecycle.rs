@@ -16,16 +16,16 @@ const T0: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
 
 async fn shutdown_stores_every_queued_audit_row(url: &str) {
     let outbox = testkit::db::TempDir::new("elixir-lifecycle-");
-    let config = elixir::app::ServeConfig {
-        database_url: url.to_owned(),
+    let mut config = elixir::app::ServeConfig {
         oauth: elixir::access::oauth::OAuthSettings {
             mail: elixir::access::oauth::MailSettings::Outbox(outbox.path().to_owned()),
             ..Default::default()
         },
-        drain_timeout: Duration::from_secs(5),
         ..Default::default()
     };
-    let shared = store::connect(url, &config.db).await.unwrap();
+    config.server.database_url = url.to_owned();
+    config.server.drain_timeout = Duration::from_secs(5);
+    let shared = store::connect(url, &config.server.db).await.unwrap();
     shared.migrate().await.unwrap();
     let random = CountingRandom::new(41);
     let owner = admin::create_account(&shared, &random, T0, Some("run@example.com"), Tier::Admin)

@@ -21,7 +21,7 @@ async fn doors_are_measured_by_pattern(url: &str) {
         .tool("elixir_docs", json!({"nope": 1}))
         .await;
 
-    let text = server.state.metrics.render().unwrap();
+    let text = server.state.doors.metrics.render().unwrap();
     let series = |door: &str, outcome: &str| {
         format!(
             r#"mcp_door_requests_total{{door="{door}",method="tools/call",tool="elixir_docs",outcome="{outcome}"}}"#

@@ -12,7 +12,6 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use elixir::store::DbOptions;
 use elixir::tools;
 use mcp_oauth::{Clients, Grants};
 use serde_json::Value;
@@ -105,7 +104,7 @@ async fn official_typescript_sdk_connects_through_oauth() {
 
     // What the server recorded, read from its database while it runs (SQLite in WAL mode).
     let url = format!("sqlite://{}", dir.path().join("e.db").display());
-    let store = elixir::store::connect(&url, &DbOptions::default())
+    let store = elixir::store::connect(&url, &elixir::app::ServeConfig::default().server.db)
         .await
         .unwrap();
     let account = store
@@ -115,7 +114,7 @@ async fn official_typescript_sdk_connects_through_oauth() {
         .expect("the consent by code created the account");
 
     // Account → Connections: the narrowed grant and the re-consented one, both this client's.
-    let oauth = mcp_oauth::SqlStore::connect(&url, &mcp_oauth::DbOptions::default())
+    let oauth = mcp_oauth::SqlStore::connect(&url, &mcp_oauth::SqlStore::DEFAULT_POOL)
         .await
         .unwrap();
     let mut grants = oauth.account_grants(&account.id.to_string()).await.unwrap();

@@ -163,14 +163,17 @@ pub async fn spawn_with(url: &str, options: Options) -> Server {
         ORIGIN.to_owned()
     };
     let config = ServeConfig {
-        database_url: url.to_owned(),
-        redis_url: options.redis_url.clone(),
-        redis_prefix: format!("elixir-test:{}", url.rsplit('/').next().unwrap_or("db")),
-        limits: Limits {
-            rate_per_window: 100_000,
-            credential_concurrency: 64,
-            global_concurrency: 256,
-            ..Limits::default()
+        server: mcp_door::ServerConfig {
+            database_url: url.to_owned(),
+            redis_url: options.redis_url.clone(),
+            redis_prefix: format!("elixir-test:{}", url.rsplit('/').next().unwrap_or("db")),
+            limits: Limits {
+                rate_per_window: 100_000,
+                credential_concurrency: 64,
+                global_concurrency: 256,
+                ..Limits::default()
+            },
+            ..ServeConfig::default().server
         },
         settings: Settings {
             public_url: origin.clone(),
@@ -179,7 +182,9 @@ pub async fn spawn_with(url: &str, options: Options) -> Server {
         },
         ..ServeConfig::default()
     };
-    let store = store::connect(url, &config.db).await.expect("connect");
+    let store = store::connect(url, &config.server.db)
+        .await
+        .expect("connect");
     store.migrate().await.expect("migrate");
     let clock = FakeClock::new(T0);
     let random = Arc::new(CountingRandom::new(options.seed));

@@ -15,4 +15,4 @@ pub use records::{
     AccessRecord, AuthCodeRecord, ClientRecord, CodeUse, EmailCodeRecord, GrantRecord,
     GrantSubject, Millis, PendingRecord, RefreshRecord, RefusalCount, SessionRecord,
 };
-pub use sql::{DbOptions, MIGRATION_VERSION_BASE, SqlStore};
+pub use sql::{MIGRATION_VERSION_BASE, SqlStore};

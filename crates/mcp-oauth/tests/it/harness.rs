@@ -14,7 +14,7 @@ use mcp_door::FakeClock;
 use mcp_oauth::crypto::pkce_challenge;
 use mcp_oauth::store::OAuthStore;
 use mcp_oauth::{
-    Account, AccountDirectory, AddressSource, AuthServer, AuthServerConfig, Consent, DbOptions,
+    Account, AccountDirectory, AddressSource, AuthServer, AuthServerConfig, Consent,
     DirectoryError, Door, FetchError, FileOutbox, MetadataFetcher, ResourceDirectory, Secret,
     SqlStore, Subject,
 };
@@ -331,7 +331,11 @@ async fn build(
 }
 
 async fn connect(url: &str) -> Arc<dyn OAuthStore> {
-    Arc::new(SqlStore::connect(url, &DbOptions::default()).await.unwrap())
+    Arc::new(
+        SqlStore::connect(url, &SqlStore::DEFAULT_POOL)
+            .await
+            .unwrap(),
+    )
 }
 
 /// A client's authorization request.

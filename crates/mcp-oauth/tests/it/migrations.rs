@@ -3,8 +3,8 @@
 
 use std::borrow::Cow;
 
+use mcp_oauth::SqlStore;
 use mcp_oauth::store::{MIGRATION_VERSION_BASE, Upkeep};
-use mcp_oauth::{DbOptions, SqlStore};
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 use testkit::db::{fresh_postgres, fresh_sqlite_url};
 
@@ -36,7 +36,7 @@ async fn shares_the_migrations_table_with_a_product_on_sqlite() {
         .await
         .unwrap();
     product_migrator().run(&pool).await.unwrap();
-    let store = SqlStore::connect(&url, &DbOptions::default())
+    let store = SqlStore::connect(&url, &SqlStore::DEFAULT_POOL)
         .await
         .unwrap();
     store.migrate().await.unwrap();
@@ -59,7 +59,7 @@ async fn shares_the_migrations_table_with_a_product_on_postgres() {
         return;
     };
     let pool = sqlx::PgPool::connect(&url).await.unwrap();
-    let store = SqlStore::connect(&url, &DbOptions::default())
+    let store = SqlStore::connect(&url, &SqlStore::DEFAULT_POOL)
         .await
         .unwrap();
     store.migrate().await.unwrap();

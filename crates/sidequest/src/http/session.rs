@@ -53,15 +53,7 @@ fn changes_state(method: &Method) -> bool {
 
 /// The `sq_session` value of the request's cookies, if it has the shape of one (64 hex digits).
 fn session_cookie(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
-        .map(|(_, value)| value.trim())
-        .filter(|v| is_hex64(v))
+    mcp_door::cookie(headers, COOKIE).filter(|v| is_hex64(v))
 }
 
 fn is_hex64(v: &str) -> bool {

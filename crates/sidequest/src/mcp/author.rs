@@ -11,8 +11,8 @@ use async_trait::async_trait;
 use axum::Router;
 use mcp_door::model::{CallToolResult, ContentBlock, Implementation};
 use mcp_door::{
-    AuthError, AuthRequest, Authenticator, CallContext, CallOutcome, Door, InvalidReason,
-    Presenter, Principal, ToolFailure, Violation, bearer_token, tool_json,
+    AuthError, AuthRequest, Authenticator, CallContext, CallOutcome, InvalidReason, Presenter,
+    Principal, ToolFailure, Violation, bearer_token, tool_json,
 };
 use serde_json::Value;
 
@@ -171,17 +171,13 @@ fn actor(ctx: &CallContext) -> Result<User, ToolFailure> {
 /// `/play/mcp`), pre-auth gate and transport limits as the player door.
 pub fn router(state: &AppState) -> Result<Router, StartError> {
     let campaign = Arc::clone(&state.campaign);
-    let door = Door::new(
+    let door = state.doors.door(
         AUTHOR_PATH,
         Arc::new(AuthorAuthenticator {
             campaign: Arc::clone(&campaign),
         }),
         Arc::new(catalog(campaign)?),
-        Arc::clone(&state.admission),
         Arc::new(AuthorPresenter),
-    )
-    .with_config(state.door.clone())
-    .with_pre_auth(state.pre_auth.clone())
-    .with_metrics(Arc::clone(&state.metrics));
+    );
     Ok(door.router())
 }

@@ -21,7 +21,7 @@ pub use accounts::{
 pub use assignments::{Assignments, CreateOutcome};
 pub use play::{Applied, ApplyError, ContextSnapshot, Decide, Load, Play};
 pub use scenarios::{NewScenario, Scenarios};
-pub use sql::{DbOptions, Lifecycle, SqlStore, StoreError};
+pub use sql::{Lifecycle, SqlStore, StoreError};
 pub use wiki::Wiki;
 
 /// The domain's operation types, named here too because [`Play::apply`] takes and runs them.
@@ -36,17 +36,8 @@ impl<T> Store for T where T: Lifecycle + Accounts + Scenarios + Assignments + Pl
 /// The store every part of the server shares.
 pub type SharedStore = Arc<dyn Store>;
 
-/// Connects to `url` (`sqlite://path` or `sqlite::memory:`, `postgres://…`), without migrating.
-pub async fn connect(url: &str, options: &DbOptions) -> Result<SharedStore, StoreError> {
-    if url.starts_with("sqlite:")
-        || url.starts_with("postgres://")
-        || url.starts_with("postgresql://")
-    {
-        Ok(Arc::new(SqlStore::connect(url, options).await?))
-    } else {
-        Err(StoreError::Internal(format!(
-            "unsupported database URL scheme (expected sqlite: or postgres://): {}",
-            url.split(':').next().unwrap_or_default()
-        )))
-    }
+/// Connects to `url` (`sqlite://path` or `sqlite::memory:`, `postgres://…`; any other scheme
+/// is `Internal`), without migrating.
+pub async fn connect(url: &str, pool: &sqlkit::PoolSettings) -> Result<SharedStore, StoreError> {
+    Ok(Arc::new(SqlStore::connect(url, pool).await?))
 }

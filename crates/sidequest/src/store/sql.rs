@@ -1,10 +1,10 @@
 //! The one store implementation's handle: [`SqlStore`] over [`sqlkit::Db`] (either backend),
-//! its migrations, [`Lifecycle`] and pool settings. Database errors are classified by sqlkit
+//! its migrations and [`Lifecycle`]; the pool settings are sqlkit's [`sqlkit::PoolSettings`]. Database errors are classified by sqlkit
 //! ([`StoreError`] is its [`DbFailure`]); the statements live in the area files, and the one
 //! place the backends' SQL differs, the row lock, is [`sqlkit::Backend::row_lock`].
 
 use async_trait::async_trait;
-use sqlkit::{Db, DbFailure, Embedded};
+use sqlkit::{Db, DbFailure, Embedded, PoolSettings};
 
 /// A storage failure, already classified for the wire: not found (or a row a write refers to
 /// is missing), conflict (a unique constraint), unavailable (503) or internal. It is sqlkit's
@@ -67,10 +67,10 @@ pub struct SqlStore {
 }
 
 impl SqlStore {
-    /// Opens the database `url` names (`sqlite://…`, `sqlite::memory:`, `postgres://…`) with
-    /// the pool size and timeouts of `options`. Does not migrate.
-    pub async fn connect(url: &str, options: &DbOptions) -> Result<Self, StoreError> {
-        Ok(Self::new(Db::open(url, &options.pool_settings()).await?))
+    /// Opens the database `url` names (`sqlite://…`, `sqlite::memory:`, `postgres://…`; any
+    /// other scheme is `Internal`) with the pool size and timeouts of `pool`. Does not migrate.
+    pub async fn connect(url: &str, pool: &PoolSettings) -> Result<Self, StoreError> {
+        Ok(Self::new(Db::open_checked(url, pool).await?))
     }
 
     /// The store over an open database.
@@ -103,45 +103,6 @@ impl Lifecycle for SqlStore {
     }
 
     fn pool_use(&self) -> mcp_door::PoolUse {
-        let (size, idle) = self.db.pool_use();
-        mcp_door::PoolUse {
-            size,
-            idle: u32::try_from(idle).unwrap_or(u32::MAX),
-        }
-    }
-}
-
-/// Pool and timeout settings shared by both backends.
-#[derive(Debug, Clone)]
-pub struct DbOptions {
-    pub max_connections: u32,
-    /// How long to wait for a pooled connection before answering 503.
-    pub acquire_timeout: std::time::Duration,
-    /// PostgreSQL `statement_timeout`; SQLite busy timeout.
-    pub statement_timeout: std::time::Duration,
-    /// PostgreSQL `lock_timeout`.
-    pub lock_timeout: std::time::Duration,
-}
-
-impl Default for DbOptions {
-    fn default() -> Self {
-        Self {
-            max_connections: 16,
-            acquire_timeout: std::time::Duration::from_secs(5),
-            statement_timeout: std::time::Duration::from_secs(10),
-            lock_timeout: std::time::Duration::from_secs(5),
-        }
-    }
-}
-
-impl DbOptions {
-    /// The same settings in [`sqlkit`]'s terms, for opening either backend's pool.
-    pub(crate) fn pool_settings(&self) -> sqlkit::PoolSettings {
-        sqlkit::PoolSettings {
-            max_connections: self.max_connections,
-            acquire_timeout: self.acquire_timeout,
-            statement_timeout: self.statement_timeout,
-            lock_timeout: self.lock_timeout,
-        }
+        mcp_door::PoolUse::of(&self.db)
     }
 }

@@ -43,13 +43,11 @@ impl Cluster {
             return None;
         };
         let prefix = format!("sidequest:test:{}", Uuid::new_v4().simple());
-        let config = ServeConfig {
-            redis_url: Some(redis_url),
-            redis_prefix: prefix.clone(),
-            limits,
-            door,
-            ..ServeConfig::default()
-        };
+        let mut config = ServeConfig::default();
+        config.server.redis_url = Some(redis_url);
+        config.server.redis_prefix = prefix.clone();
+        config.server.limits = limits;
+        config.server.door = door;
         // Seeds far apart: the two instances must never generate the same ids.
         let a = support::spawn_with(&db, config.clone(), 1).await;
         let b = support::spawn_with(&db, config, 1_000_000_000).await;

@@ -9,7 +9,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use sidequest::store::{self, DbOptions, SharedStore};
+use sidequest::store::{self, SharedStore};
 use tokio::process::{Child, Command};
 use uuid::Uuid;
 
@@ -394,7 +394,7 @@ async fn kill_mid_stream_and_restart(database_url: &str, dir: &Path) {
         "8",
     ];
     let mut server = BinServer::start(database_url, &args, dir).await;
-    let store = store::connect(database_url, &DbOptions::default())
+    let store = store::connect(database_url, &mcp_door::DEFAULT_POOL)
         .await
         .expect("connect");
     let mut acked: Vec<(usize, Value)> = Vec::new();

@@ -18,11 +18,9 @@ async fn database_unavailable_is_503() {
     let (target, _) = target_of(&url, 5432, None).await;
     let proxy = Proxy::start(target).await;
     let (_, via) = target_of(&url, 5432, Some(proxy.addr)).await;
-    let mut config = ServeConfig {
-        limits: support::generous(),
-        ..ServeConfig::default()
-    };
-    config.db.acquire_timeout = Duration::from_millis(500);
+    let mut config = ServeConfig::default();
+    config.server.limits = support::generous();
+    config.server.db.acquire_timeout = Duration::from_millis(500);
     let server = support::spawn_with(&via, config, 11).await;
     let world = support::world(&server, 1).await;
     let client = server.client(&world.assignments[0].1);
@@ -56,12 +54,10 @@ async fn redis_unavailable_is_503() {
     let proxy = Proxy::start(target).await;
     let (_, via) = target_of(&redis, 6379, Some(proxy.addr)).await;
     let (_dir, url) = testkit::db::fresh_sqlite_url();
-    let config = ServeConfig {
-        limits: support::generous(),
-        redis_url: Some(via),
-        redis_prefix: format!("test-outage:{}", uuid::Uuid::new_v4().simple()),
-        ..ServeConfig::default()
-    };
+    let mut config = ServeConfig::default();
+    config.server.limits = support::generous();
+    config.server.redis_url = Some(via);
+    config.server.redis_prefix = format!("test-outage:{}", uuid::Uuid::new_v4().simple());
     let server = support::spawn_with(&url, config, 12).await;
     let world = support::world(&server, 1).await;
     let client = server.client(&world.assignments[0].1);

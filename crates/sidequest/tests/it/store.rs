@@ -14,7 +14,7 @@ use sidequest::domain::{
     OperationKind, PlayStatus, PlayTokenGrant, Receipt, Scenario, User,
 };
 use sidequest::store::{
-    self, Applied, ApplyError, DbOptions, Load, NewScenario, NewUser, SharedStore, StoreError,
+    self, Applied, ApplyError, Load, NewScenario, NewUser, SharedStore, StoreError,
 };
 use uuid::Uuid;
 
@@ -779,7 +779,7 @@ async fn sqlite_in_memory_keeps_its_data() {
 
 #[tokio::test]
 async fn unsupported_url_is_refused() {
-    let err = store::connect("mysql://localhost/x", &DbOptions::default())
+    let err = store::connect("mysql://localhost/x", &mcp_door::DEFAULT_POOL)
         .await
         .err();
     assert!(matches!(err, Some(StoreError::Internal(_))), "{err:?}");

@@ -73,8 +73,10 @@ pub fn generous() -> Limits {
 
 /// Starts a server over `url` (migrated) with `config` tweaks.
 pub async fn spawn_with(url: &str, mut config: ServeConfig, seed: u64) -> Server {
-    config.database_url = url.to_owned();
-    let store = store::connect(url, &config.db).await.expect("connect");
+    config.server.database_url = url.to_owned();
+    let store = store::connect(url, &config.server.db)
+        .await
+        .expect("connect");
     store.migrate().await.expect("migrate");
     let clock = FakeClock::new(1_767_225_600_000); // 2026-01-01T00:00:00Z
     let state = AppState::new(
@@ -86,7 +88,7 @@ pub async fn spawn_with(url: &str, mut config: ServeConfig, seed: u64) -> Server
     .await
     .expect("state");
     let service = Arc::clone(&state.service);
-    let metrics = Arc::clone(&state.metrics);
+    let metrics = Arc::clone(&state.doors.metrics);
     let router = app::app(state).expect("router");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -118,7 +120,10 @@ pub async fn spawn(url: &str) -> Server {
     spawn_with(
         url,
         ServeConfig {
-            limits: generous(),
+            server: mcp_door::ServerConfig {
+                limits: generous(),
+                ..ServeConfig::default().server
+            },
             login_hash_concurrency: 64,
             ..ServeConfig::default()
         },

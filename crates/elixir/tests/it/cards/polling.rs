@@ -15,7 +15,7 @@ use crate::on_both_backends;
 use crate::support::{Server, T0, spawn};
 
 async fn second_store(url: &str) -> SharedStore {
-    let store = store::connect(url, &store::DbOptions::default())
+    let store = store::connect(url, &elixir::app::ServeConfig::default().server.db)
         .await
         .unwrap();
     store.migrate().await.unwrap();
@@ -143,8 +143,7 @@ async fn serve_polls_with_a_token_and_stops(url: &str) {
     let outbox = TempDir::new("elixir-outbox-");
     let api = FakeApi::start(FIXTURE).await;
     let clock = mcp_door::FakeClock::new(T0);
-    let config = elixir::app::ServeConfig {
-        database_url: url.to_owned(),
+    let mut config = elixir::app::ServeConfig {
         oauth: elixir::access::oauth::OAuthSettings {
             mail: elixir::access::oauth::MailSettings::Outbox(outbox.path().to_owned()),
             ..Default::default()
@@ -154,9 +153,10 @@ async fn serve_polls_with_a_token_and_stops(url: &str) {
             check_every: Duration::from_millis(20),
             ..PollSettings::default()
         },
-        drain_timeout: Duration::from_secs(1),
         ..Default::default()
     };
+    config.server.database_url = url.to_owned();
+    config.server.drain_timeout = Duration::from_secs(1);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

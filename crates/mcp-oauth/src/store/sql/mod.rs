@@ -11,7 +11,7 @@ mod grants;
 mod tokens;
 
 use async_trait::async_trait;
-use sqlkit::{Db, Embedded, sql};
+use sqlkit::{Db, Embedded, PoolSettings, sql};
 
 use super::areas::{StoreError, Upkeep};
 use super::records::Millis;
@@ -49,40 +49,6 @@ const POSTGRES_MIGRATIONS: Embedded = Embedded(&[
 /// Rate counters and refusal counts are kept this long (longer than any window).
 const COUNTER_RETENTION: Millis = 40 * 24 * 3600 * 1000;
 
-/// Pool and timeout settings of the SQL store.
-#[derive(Debug, Clone)]
-pub struct DbOptions {
-    pub max_connections: u32,
-    pub acquire_timeout: std::time::Duration,
-    /// PostgreSQL `statement_timeout`; SQLite's busy timeout.
-    pub statement_timeout: std::time::Duration,
-}
-
-impl Default for DbOptions {
-    fn default() -> Self {
-        Self {
-            max_connections: 8,
-            acquire_timeout: std::time::Duration::from_secs(5),
-            statement_timeout: std::time::Duration::from_secs(5),
-        }
-    }
-}
-
-impl DbOptions {
-    /// The same settings in [`sqlkit`]'s terms, for opening either backend's pool.
-    /// `lock_timeout` is the statement timeout: a lock wait happens inside a statement whose
-    /// own timer started earlier, so the statement timeout always fires first and PostgreSQL
-    /// behaves as with no `lock_timeout` at all.
-    pub(crate) fn pool_settings(&self) -> sqlkit::PoolSettings {
-        sqlkit::PoolSettings {
-            max_connections: self.max_connections,
-            acquire_timeout: self.acquire_timeout,
-            statement_timeout: self.statement_timeout,
-            lock_timeout: self.statement_timeout,
-        }
-    }
-}
-
 /// The OAuth store on SQLite (one WAL-mode file, or `sqlite::memory:`) or PostgreSQL (for
 /// several server instances on one database: every guarantee that must hold across instances
 /// is a single conditional statement or a transaction).
@@ -92,12 +58,22 @@ pub struct SqlStore {
 }
 
 impl SqlStore {
+    /// The pool of a store opened on its own: 8 connections, 5 s to get one, a 5 s statement
+    /// timeout (SQLite's busy timeout). `lock_timeout` is the statement timeout: a lock wait
+    /// happens inside a statement whose own timer started earlier, so the statement timeout
+    /// always fires first and PostgreSQL behaves as with no `lock_timeout` at all.
+    pub const DEFAULT_POOL: PoolSettings = PoolSettings {
+        max_connections: 8,
+        acquire_timeout: std::time::Duration::from_secs(5),
+        statement_timeout: std::time::Duration::from_secs(5),
+        lock_timeout: std::time::Duration::from_secs(5),
+    };
+
     /// Opens the database `url` names: `postgres://…` / `postgresql://…` on PostgreSQL,
-    /// anything else (`sqlite://file.db`, created if missing) on SQLite. Does not migrate.
-    pub async fn connect(url: &str, options: &DbOptions) -> Result<Self, StoreError> {
-        Ok(Self::from_db(
-            Db::open(url, &options.pool_settings()).await?,
-        ))
+    /// anything else (`sqlite://file.db`, created if missing) on SQLite, with `pool`'s size
+    /// and timeouts (e.g. [`SqlStore::DEFAULT_POOL`]). Does not migrate.
+    pub async fn connect(url: &str, pool: &PoolSettings) -> Result<Self, StoreError> {
+        Ok(Self::from_db(Db::open(url, pool).await?))
     }
 
     /// Uses a database the product already opened (one database for both). On SQLite, foreign

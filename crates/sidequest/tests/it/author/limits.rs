@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_door::{Admission, AdmissionError, DoorConfig, FakeClock, Limits, Permit};
+use mcp_door::{Admission, AdmissionError, DoorConfig, FakeClock, Limits, Permit, ServerConfig};
 use serde_json::json;
 use sidequest::app::{self, AppState, ServeConfig};
 use sidequest::demo::{self, DemoCreated};
@@ -23,9 +23,12 @@ async fn per_token_limits_apply_to_author_tokens(url: &str) {
     let server = support::spawn_with(
         url,
         ServeConfig {
-            limits: Limits {
-                rate_per_window: 3,
-                ..Limits::default()
+            server: ServerConfig {
+                limits: Limits {
+                    rate_per_window: 3,
+                    ..Limits::default()
+                },
+                ..ServeConfig::default().server
             },
             ..ServeConfig::default()
         },
@@ -98,7 +101,7 @@ struct GateServer {
 
 impl GateServer {
     async fn start(url: &str, config: ServeConfig) -> Self {
-        let store = store::connect(url, &config.db).await.unwrap();
+        let store = store::connect(url, &config.server.db).await.unwrap();
         store.migrate().await.unwrap();
         let clock = FakeClock::new(1_767_225_600_000);
         let mut state = AppState::new(
@@ -110,8 +113,8 @@ impl GateServer {
         .await
         .unwrap();
         let in_flight = Arc::new(AtomicI64::new(0));
-        state.admission = Arc::new(Counting {
-            inner: Arc::clone(&state.admission),
+        state.doors.admission = Arc::new(Counting {
+            inner: Arc::clone(&state.doors.admission),
             in_flight: Arc::clone(&in_flight),
         });
         let world = demo::run(&state.service, 2).await.unwrap();
@@ -212,15 +215,18 @@ async fn the_global_gate_is_shared_by_both_doors(url: &str) {
     let server = GateServer::start(
         url,
         ServeConfig {
-            limits: Limits {
-                rate_per_window: 1_000,
-                credential_concurrency: 8,
-                global_concurrency: 2,
-                ..Limits::default()
-            },
-            door: DoorConfig {
-                body_timeout: Duration::from_secs(3),
-                ..DoorConfig::default()
+            server: ServerConfig {
+                limits: Limits {
+                    rate_per_window: 1_000,
+                    credential_concurrency: 8,
+                    global_concurrency: 2,
+                    ..Limits::default()
+                },
+                door: DoorConfig {
+                    body_timeout: Duration::from_secs(3),
+                    ..DoorConfig::default()
+                },
+                ..ServeConfig::default().server
             },
             ..ServeConfig::default()
         },

@@ -13,7 +13,10 @@ async fn server(url: &str, login_hash_concurrency: usize) -> Server {
     support::spawn_with(
         url,
         ServeConfig {
-            limits: support::generous(),
+            server: mcp_door::ServerConfig {
+                limits: support::generous(),
+                ..ServeConfig::default().server
+            },
             login_hash_concurrency,
             ..ServeConfig::default()
         },

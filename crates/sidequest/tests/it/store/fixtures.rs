@@ -8,8 +8,8 @@ use sidequest::domain::{
     OperationKind, PlayStatus, Receipt, Scenario, User,
 };
 use sidequest::store::{
-    self, Applied, ApplyError, DbOptions, Decided, Decision, Load, NewScenario, NewUser,
-    SharedStore, WritePlan,
+    self, Applied, ApplyError, Decided, Decision, Load, NewScenario, NewUser, SharedStore,
+    WritePlan,
 };
 use uuid::Uuid;
 
@@ -18,7 +18,7 @@ pub const DAY: Millis = 24 * 60 * 60 * 1000;
 
 /// Connects to `url` and migrates.
 pub async fn open(url: &str) -> SharedStore {
-    let store = store::connect(url, &DbOptions::default())
+    let store = store::connect(url, &mcp_door::DEFAULT_POOL)
         .await
         .expect("connect");
     store.migrate().await.expect("migrate");
