@@ -20,48 +20,14 @@ use crate::support::{READ_ONLY_TOKEN, Server, fresh_url, spawn};
 
 /// Replaces what varies between runs or machines: the address, the agents' ids, UUIDs.
 fn redact(server: &Server, value: Value) -> Value {
-    let text = serde_json::to_string(&value)
-        .unwrap()
-        .replace(&server.addr.to_string(), "[addr]")
-        .replace(&server.agent.agent.public_id, "[agent_id]")
-        .replace(&server.integration.agent.public_id, "[integration_id]");
-    without_uuids(serde_json::from_str(&text).unwrap())
-}
-
-fn without_uuids(value: Value) -> Value {
-    match value {
-        Value::String(s) => Value::String(scrub_uuids(&s)),
-        Value::Array(items) => Value::Array(items.into_iter().map(without_uuids).collect()),
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, v)| (k, without_uuids(v)))
-                .collect(),
-        ),
-        other => other,
-    }
-}
-
-fn scrub_uuids(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let is_uuid_at = |at: usize| {
-        bytes.len() >= at + 36
-            && (0..36).all(|j| match j {
-                8 | 13 | 18 | 23 => bytes[at + j] == b'-',
-                _ => bytes[at + j].is_ascii_hexdigit(),
-            })
-    };
-    let mut out = String::with_capacity(s.len());
-    let mut at = 0;
-    while let Some(ch) = s[at..].chars().next() {
-        if is_uuid_at(at) {
-            out.push_str("[uuid]");
-            at += 36;
-        } else {
-            out.push(ch);
-            at += ch.len_utf8();
-        }
-    }
-    out
+    testkit::snapshot::redact(
+        value,
+        &[
+            (&server.addr.to_string(), "[addr]"),
+            (&server.agent.agent.public_id, "[agent_id]"),
+            (&server.integration.agent.public_id, "[integration_id]"),
+        ],
+    )
 }
 
 /// What a client sees of one MCP exchange: status, the headers it acts on, the body; a tool
