@@ -159,3 +159,56 @@ mod tests {
         );
     }
 }
+
+/// A database for one test: a fresh SQLite file or a fresh PostgreSQL database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A fresh database of `backend` and its URL (with the SQLite file's directory guard);
+/// `None` for PostgreSQL without `TEST_DATABASE_URL` (see [`service_env`]).
+pub async fn fresh_url(backend: &Backend) -> Option<(Option<TempDir>, String)> {
+    match backend {
+        Backend::Sqlite => {
+            let (dir, url) = fresh_sqlite_url();
+            Some((Some(dir), url))
+        }
+        Backend::Postgres => fresh_postgres().await.map(|url| (None, url)),
+    }
+}
+
+/// Generates `#[tokio::test]`s running `async fn $name(url: &str)` on a fresh SQLite file
+/// (`mod sqlite`) and a fresh PostgreSQL database (`mod postgres`, skipped without
+/// `TEST_DATABASE_URL` unless `REQUIRE_SERVICES=1`), on a two-worker runtime.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($name:ident),+ $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let (_dir, url) = $crate::db::fresh_url(&$crate::db::Backend::Sqlite)
+                        .await
+                        .expect("sqlite");
+                    super::$name(&url).await;
+                }
+            )+
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let Some((_dir, url)) =
+                        $crate::db::fresh_url(&$crate::db::Backend::Postgres).await
+                    else {
+                        eprintln!("skipped: TEST_DATABASE_URL not set");
+                        return;
+                    };
+                    super::$name(&url).await;
+                }
+            )+
+        }
+    };
+}

@@ -29,3 +29,6 @@ mod refusals;
 mod signin;
 mod snapshots;
 mod support;
+
+/// The both-backends test generator, from testkit (modules import it as `crate::on_both_backends`).
+pub(crate) use testkit::on_both_backends;

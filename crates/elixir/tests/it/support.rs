@@ -27,20 +27,7 @@ pub const OTHER_PERSON_TOKEN: &str = "oat_other_person";
 
 pub use testkit::random::CountingRandom;
 
-pub enum Backend {
-    Sqlite,
-    Postgres,
-}
-
-pub async fn fresh_url(backend: &Backend) -> Option<(Option<testkit::db::TempDir>, String)> {
-    match backend {
-        Backend::Sqlite => {
-            let (dir, url) = testkit::db::fresh_sqlite_url();
-            Some((Some(dir), url))
-        }
-        Backend::Postgres => testkit::db::fresh_postgres().await.map(|url| (None, url)),
-    }
-}
+pub use testkit::db::{Backend, fresh_url};
 
 /// A running server and its small world.
 pub struct Server {
@@ -352,34 +339,6 @@ fn check_meta(meta: &Value, reply: &Reply) {
         meta["quota"]["hour"]["resets_at"].is_string(),
         "quota in {meta}"
     );
-}
-
-/// Generates `#[tokio::test]`s running `$name(url)` on SQLite and on PostgreSQL.
-#[macro_export]
-macro_rules! on_both_backends {
-    ($($name:ident),+ $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let (_dir, url) = $crate::support::fresh_url(&$crate::support::Backend::Sqlite).await.expect("sqlite");
-                    super::$name(&url).await;
-                }
-            )+
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let Some((_dir, url)) = $crate::support::fresh_url(&$crate::support::Backend::Postgres).await else {
-                        eprintln!("skipped: TEST_DATABASE_URL not set");
-                        return;
-                    };
-                    super::$name(&url).await;
-                }
-            )+
-        }
-    };
 }
 
 /// The number of rows in `table` of the database at `url`, read over a connection of its own.

@@ -16,3 +16,6 @@ mod rest;
 mod snapshots;
 mod store;
 mod support;
+
+/// The both-backends test generator, from testkit (modules import it as `crate::on_both_backends`).
+pub(crate) use testkit::on_both_backends;

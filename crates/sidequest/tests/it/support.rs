@@ -11,23 +11,7 @@ use sidequest::store::{self, SharedStore};
 use testkit::mcp::Client;
 pub use testkit::random::CountingRandom;
 
-/// A database for one test: a fresh SQLite file or a fresh PostgreSQL database.
-pub enum Backend {
-    Sqlite,
-    Postgres,
-}
-
-/// A fresh database of this backend (and the directory guard that keeps a SQLite file alive),
-/// or `None` when PostgreSQL is not configured.
-pub async fn fresh_url(backend: &Backend) -> Option<(Option<testkit::db::TempDir>, String)> {
-    match backend {
-        Backend::Sqlite => {
-            let (dir, url) = testkit::db::fresh_sqlite_url();
-            Some((Some(dir), url))
-        }
-        Backend::Postgres => testkit::db::fresh_postgres().await.map(|url| (None, url)),
-    }
-}
+pub use testkit::db::{Backend, fresh_url};
 
 /// A running server and what a test needs to drive it.
 pub struct Server {
@@ -135,32 +119,4 @@ pub async fn spawn(url: &str) -> Server {
 /// The demo world with `n` assignments (tokens included).
 pub async fn world(server: &Server, n: u32) -> DemoCreated {
     demo::run(&server.service, n).await.expect("demo")
-}
-
-/// Generates `#[tokio::test]`s running `$body(url)` on SQLite and on PostgreSQL.
-#[macro_export]
-macro_rules! on_both_backends {
-    ($($name:ident),+ $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let (_dir, url) = $crate::support::fresh_url(&$crate::support::Backend::Sqlite).await.expect("sqlite");
-                    super::$name(&url).await;
-                }
-            )+
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let Some((_dir, url)) = $crate::support::fresh_url(&$crate::support::Backend::Postgres).await else {
-                        eprintln!("skipped: TEST_DATABASE_URL not set");
-                        return;
-                    };
-                    super::$name(&url).await;
-                }
-            )+
-        }
-    };
 }
