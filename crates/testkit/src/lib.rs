@@ -1,6 +1,6 @@
 //! Dev-only helpers shared by the workspace's integration tests: fresh databases and the
 //! environment rules for optional services, an MCP client, a TCP proxy a test can cut, counting
-//! randomness, a WebDriver client for headless Chromium and snapshot redaction.
+//! randomness, serving a router on port 0, a WebDriver client for headless Chromium and snapshot redaction.
 
 // A test kit fails loudly: a helper that cannot set up its fixture panics with the reason.
 #![allow(clippy::panic, clippy::expect_used)]
@@ -9,5 +9,6 @@ pub mod db;
 pub mod mcp;
 pub mod proxy;
 pub mod random;
+pub mod serve;
 pub mod snapshot;
 pub mod webdriver;

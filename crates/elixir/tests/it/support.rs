@@ -216,17 +216,7 @@ pub async fn spawn_with(url: &str, options: Options) -> Server {
     };
 
     let router = app::app(&state).expect("router");
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let _ = axum::serve(
-            listener,
-            router.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(async move {
-            let _ = rx.await;
-        })
-        .await;
-    });
+    let tx = testkit::serve::spawn(listener, router);
     Server {
         addr,
         origin,

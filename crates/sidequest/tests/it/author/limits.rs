@@ -125,17 +125,7 @@ impl GateServer {
         let router = app::app(state).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let _ = axum::serve(
-                listener,
-                router.into_make_service_with_connect_info::<SocketAddr>(),
-            )
-            .with_graceful_shutdown(async move {
-                let _ = rx.await;
-            })
-            .await;
-        });
+        let tx = testkit::serve::spawn(listener, router);
         Self {
             addr,
             in_flight,
