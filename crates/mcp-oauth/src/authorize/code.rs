@@ -15,7 +15,7 @@ use crate::random;
 use crate::scopes;
 use crate::server::AuthServer;
 use crate::store::{EmailCodeRecord, StoreError};
-use crate::web::Form;
+use crate::web::{CodeStep, Form};
 
 const HOUR_MS: i64 = 3600 * 1000;
 
@@ -32,10 +32,10 @@ impl AuthServer {
             status,
             html: page::consent_page(
                 &self.page_context(flow, offers),
-                &page::Step::Email {
+                &page::Step::EmailCode(CodeStep::Email {
                     error: Some(error),
                     value,
-                },
+                }),
             ),
             redirect_uri: Some(flow.pending.redirect_uri.clone()),
         }
@@ -58,7 +58,7 @@ impl AuthServer {
             status,
             html: page::consent_page(
                 &self.page_context(flow, offers),
-                &page::Step::Code { email, error },
+                &page::Step::EmailCode(CodeStep::Code { email, error }),
             ),
             redirect_uri: Some(flow.pending.redirect_uri.clone()),
         }

@@ -23,7 +23,7 @@ use crate::redirect;
 use crate::scopes::{self, Offer};
 use crate::server::{AuthServer, ClientInfo};
 use crate::store::{AuthCodeRecord, GrantSubject, PendingRecord};
-use crate::web::{Form, same_origin_post};
+use crate::web::{CodeStep, Form, same_origin_post};
 
 /// The parameters an authorization request may carry, each at most once.
 const PARAMS: &[&str] = &[
@@ -263,10 +263,10 @@ impl AuthServer {
             }
             None => page::consent_page(
                 &self.page_context(&flow, offers),
-                &page::Step::Email {
+                &page::Step::EmailCode(CodeStep::Email {
                     error: None,
                     value: "",
-                },
+                }),
             ),
         };
         Ok(Outcome::Page {

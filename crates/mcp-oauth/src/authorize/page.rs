@@ -3,7 +3,7 @@
 //! (`authorize`); this module only renders it.
 
 use crate::scopes::Offer;
-use crate::web::{error_line, esc, page};
+use crate::web::{CODE_FIELD, CodeStep, email_field, error_line, esc, page};
 
 /// A consent page: the shared shell, no navigation, `service` in the `<title>`.
 fn layout(service: &str, title: &str, body: &str) -> String {
@@ -42,16 +42,8 @@ pub(crate) struct Context<'a> {
 
 /// Which step of the consent page to show.
 pub(crate) enum Step<'a> {
-    /// Ask for the account's address.
-    Email {
-        error: Option<&'a str>,
-        value: &'a str,
-    },
-    /// Ask for the code sent to `email`, beside the capabilities.
-    Code {
-        email: &'a str,
-        error: Option<&'a str>,
-    },
+    /// Ask for the account's address, then for the code sent to it (beside the capabilities).
+    EmailCode(CodeStep<'a>),
     /// Signed in already: the capabilities and one Authorize.
     SignedIn {
         name: &'a str,
@@ -125,30 +117,26 @@ pub(crate) fn consent_page(ctx: &Context<'_>, step: &Step<'_>) -> String {
         esc(&host_of(ctx.redirect_uri)),
     );
     let body = match step {
-        Step::Email { error: e, value } => format!(
-            "{intro}{}<form method=\"post\" action=\"/oauth/authorize\">{}\
-             <label>Your account's email address\
-             <input type=\"email\" name=\"email\" value=\"{}\" required autocomplete=\"email\" autofocus></label>\
+        Step::EmailCode(code_step @ CodeStep::Email { value, .. }) => format!(
+            "{intro}{}<form method=\"post\" action=\"/oauth/authorize\">{}{}\
              <p class=\"muted\">We will email you a six-digit code.</p>\
              <button type=\"submit\" name=\"action\" value=\"send_code\">Send code</button>\
              <button type=\"submit\" name=\"action\" value=\"deny\" formnovalidate>Cancel</button>\
              </form>",
-            error_line(*e),
+            code_step.error_line(),
             hidden(ctx),
-            esc(value),
+            email_field("Your account's email address", value),
         ),
-        Step::Code { email, error: e } => format!(
+        Step::EmailCode(code_step @ CodeStep::Code { email, .. }) => format!(
             "{intro}{}<form method=\"post\" action=\"/oauth/authorize\">{}\
              <p>If <b>{}</b> belongs to an account, a code is on its way to it. It is valid for \
-             15 minutes.</p>\
-             <label>Code<input type=\"text\" name=\"code\" inputmode=\"numeric\" \
-             autocomplete=\"one-time-code\" maxlength=\"12\" autofocus></label>{}\
+             15 minutes.</p>{CODE_FIELD}{}\
              <input type=\"hidden\" name=\"email\" value=\"{}\">\
              <button type=\"submit\" name=\"action\" value=\"verify\">Authorize</button>\
              <button type=\"submit\" name=\"action\" value=\"deny\">Deny</button>\
              <button type=\"submit\" name=\"action\" value=\"send_code\">Send a new code</button>\
              </form>",
-            error_line(*e),
+            code_step.error_line(),
             hidden(ctx),
             esc(email),
             capabilities(ctx),
