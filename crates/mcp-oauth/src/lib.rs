@@ -4,9 +4,10 @@
 //! one-time code or an existing browser session, then an explicit Authorize), the token
 //! endpoint and `/oauth/userinfo`, and gives the product's doors the resource-server side:
 //! [`AuthServer::verify_access_token`], the `WWW-Authenticate` challenges, grant management
-//! for a connections page and refusal counting. It knows no product: names, URLs, scopes,
-//! doors and accounts come from the product through [`AuthServerConfig`],
-//! [`ResourceDirectory`], [`AccountDirectory`] and [`Mailer`].
+//! for a connections page and refusal counting, and the web pieces its consent page shares
+//! with a product's own pages ([`web`]: escaping, the page shell, security headers, forms).
+//! It knows no product: names, URLs, scopes, doors and accounts come from the product through
+//! [`AuthServerConfig`], [`ResourceDirectory`], [`AccountDirectory`] and [`Mailer`].
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -20,14 +21,14 @@ pub mod random;
 pub mod redirect;
 pub mod scopes;
 pub mod store;
+pub mod web;
 
 mod authorize;
 mod grants;
 mod http;
-mod request;
 /// Re-exported from the platform, where the doors use it too.
 pub use mcp_door::{AddressSource, client_address, limit_key};
-pub use request::same_origin_post;
+pub use web::same_origin_post;
 mod register;
 mod resource;
 mod server;

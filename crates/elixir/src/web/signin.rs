@@ -14,6 +14,7 @@ use http::request::Parts;
 use http::{HeaderMap, StatusCode};
 use mcp_oauth::crypto::{constant_time_eq, hmac_hex, sha256_hex};
 use mcp_oauth::store::{EmailCodeRecord, PendingRecord};
+use mcp_oauth::web::{CODE_FIELD, CodeStep, email_field};
 use mcp_oauth::{CodeCheck, Mail, OAuthStore, normalize_email};
 
 use super::page::{Form, Web, esc, forbidden, html, layout, see_other, unavailable};
@@ -129,48 +130,29 @@ fn code_hash(web: &Web, flow: &str, code: &str) -> String {
     web.oauth.server.email_code_hash(SIGN_IN_CODE, flow, code)
 }
 
-enum Step<'a> {
-    Email {
-        error: Option<&'a str>,
-        value: &'a str,
-    },
-    Code {
-        email: &'a str,
-        error: Option<&'a str>,
-    },
-}
-
-fn page(status: StatusCode, flow: &SignedFlow, step: &Step<'_>) -> Response {
+fn page(status: StatusCode, flow: &SignedFlow, step: &CodeStep<'_>) -> Response {
     let hidden = format!(
         "<input type=\"hidden\" name=\"flow\" value=\"{}\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">",
         esc(&flow.field()),
         esc(&flow.csrf)
     );
-    let err = |e: &Option<&str>| {
-        e.map(|e| format!("<p class=\"err\">{}</p>", esc(e)))
-            .unwrap_or_default()
-    };
     let body = match step {
-        Step::Email { error, value } => format!(
-            "{}<form method=\"post\" action=\"/signin\">{hidden}\
-             <label>Your email address<input type=\"email\" name=\"email\" value=\"{}\" required \
-             autocomplete=\"email\" autofocus></label>\
+        CodeStep::Email { value, .. } => format!(
+            "{}<form method=\"post\" action=\"/signin\">{hidden}{}\
              <p class=\"muted\">We will email you a six-digit code. A new address gets a new \
              account.</p><button type=\"submit\" name=\"action\" value=\"send_code\">Send code</button>\
              </form>",
-            err(error),
-            esc(value)
+            step.error_line(),
+            email_field("Your email address", value)
         ),
-        Step::Code { email, error } => format!(
+        CodeStep::Code { email, .. } => format!(
             "{}<form method=\"post\" action=\"/signin\">{hidden}\
              <p>A code is on its way to <b>{}</b>. It is valid for 15 minutes.</p>\
-             <input type=\"hidden\" name=\"email\" value=\"{}\">\
-             <label>Code<input type=\"text\" name=\"code\" inputmode=\"numeric\" \
-             autocomplete=\"one-time-code\" maxlength=\"12\" autofocus></label>\
+             <input type=\"hidden\" name=\"email\" value=\"{}\">{CODE_FIELD}\
              <button type=\"submit\" name=\"action\" value=\"verify\">Sign in</button>\
              <button type=\"submit\" name=\"action\" value=\"send_code\">Send a new code</button>\
              </form>",
-            err(error),
+            step.error_line(),
             esc(email),
             esc(email)
         ),
@@ -188,7 +170,7 @@ pub(crate) async fn get(State(web): State<Web>, headers: HeaderMap) -> Response 
     page(
         StatusCode::OK,
         &SignedFlow::new(&web),
-        &Step::Email {
+        &CodeStep::Email {
             error: None,
             value: "",
         },
@@ -246,7 +228,7 @@ pub(crate) async fn post(State(web): State<Web>, parts: Parts, body: Bytes) -> R
         _ => Ok(page(
             StatusCode::BAD_REQUEST,
             &flow,
-            &Step::Email {
+            &CodeStep::Email {
                 error: Some("Choose an action."),
                 value: "",
             },
@@ -272,7 +254,7 @@ async fn send_code(
         return Ok(page(
             StatusCode::BAD_REQUEST,
             flow,
-            &Step::Email {
+            &CodeStep::Email {
                 error: Some("Enter a valid email address."),
                 value: typed,
             },
@@ -285,7 +267,7 @@ async fn send_code(
     // IPv6 client is one address per /64 (it is routinely handed the whole prefix).
     let address_bucket = format!("code:addr:{}", mcp_oauth::limit_key(address));
     let email_bucket = format!("code:email:{}", sha256_hex(&email));
-    let limited = Step::Email {
+    let limited = CodeStep::Email {
         error: Some("Too many codes were requested. Wait a while, then try again."),
         value: &email,
     };
@@ -342,7 +324,7 @@ async fn send_code(
         return Ok(page(
             StatusCode::SERVICE_UNAVAILABLE,
             flow,
-            &Step::Email {
+            &CodeStep::Email {
                 error: Some("The code could not be sent just now. Try again in a moment."),
                 value: &email,
             },
@@ -351,7 +333,7 @@ async fn send_code(
     Ok(page(
         StatusCode::OK,
         flow,
-        &Step::Code {
+        &CodeStep::Code {
             email: &email,
             error: None,
         },
@@ -363,18 +345,13 @@ async fn verify(
     flow: &SignedFlow,
     form: &Form,
 ) -> Result<Response, mcp_oauth::StoreError> {
-    let typed: String = form
-        .get("code")
-        .unwrap_or("")
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
+    let typed = form.compact("code");
     let now = web.services.now();
     let code_page = |email: &str, error: &str| {
         page(
             StatusCode::BAD_REQUEST,
             flow,
-            &Step::Code {
+            &CodeStep::Code {
                 email,
                 error: Some(error),
             },
@@ -391,7 +368,7 @@ async fn verify(
             return Ok(page(
                 StatusCode::BAD_REQUEST,
                 flow,
-                &Step::Email {
+                &CodeStep::Email {
                     error: Some("Ask for a code first."),
                     value: "",
                 },

@@ -7,7 +7,7 @@
 use http::StatusCode;
 
 use super::page;
-use super::step::{Flow, Outcome, Params, Refusal, refuse};
+use super::step::{Flow, Outcome, Refusal, refuse};
 use crate::config::ms;
 use crate::crypto::{constant_time_eq, hmac_hex, sha256_hex};
 use crate::mail::Mail;
@@ -15,6 +15,7 @@ use crate::random;
 use crate::scopes;
 use crate::server::AuthServer;
 use crate::store::{EmailCodeRecord, StoreError};
+use crate::web::{CodeStep, Form};
 
 const HOUR_MS: i64 = 3600 * 1000;
 
@@ -31,10 +32,10 @@ impl AuthServer {
             status,
             html: page::consent_page(
                 &self.page_context(flow, offers),
-                &page::Step::Email {
+                &page::Step::EmailCode(CodeStep::Email {
                     error: Some(error),
                     value,
-                },
+                }),
             ),
             redirect_uri: Some(flow.pending.redirect_uri.clone()),
         }
@@ -43,7 +44,7 @@ impl AuthServer {
     pub(super) fn code_step(
         &self,
         flow: &Flow,
-        form: &Params,
+        form: &Form,
         email: &str,
         error: Option<&str>,
     ) -> Outcome {
@@ -57,7 +58,7 @@ impl AuthServer {
             status,
             html: page::consent_page(
                 &self.page_context(flow, offers),
-                &page::Step::Code { email, error },
+                &page::Step::EmailCode(CodeStep::Code { email, error }),
             ),
             redirect_uri: Some(flow.pending.redirect_uri.clone()),
         }
@@ -69,7 +70,7 @@ impl AuthServer {
     pub(super) async fn send_code(
         &self,
         flow: &Flow,
-        form: &Params,
+        form: &Form,
         address: &str,
     ) -> Result<Outcome, Refusal> {
         let typed = form.get("email").unwrap_or("").trim();
@@ -210,13 +211,8 @@ impl AuthServer {
             .is_some_and(|r| r.attempts >= max))
     }
 
-    pub(super) async fn verify_code(&self, flow: &Flow, form: &Params) -> Result<Outcome, Refusal> {
-        let typed: String = form
-            .get("code")
-            .unwrap_or("")
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .collect();
+    pub(super) async fn verify_code(&self, flow: &Flow, form: &Form) -> Result<Outcome, Refusal> {
+        let typed = form.compact("code");
         // Checked before the code, so an empty choice neither spends an attempt nor the code.
         let granted = scopes::granted(&self.config, flow.requested.as_deref(), &form.all("scope"));
         if granted.is_empty() {

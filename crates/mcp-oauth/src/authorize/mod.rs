@@ -2,8 +2,8 @@
 //! every POST), the pending authorization with its CSRF token, the two consent paths (email
 //! one-time code, or an existing browser session that still needs the Authorize click), and
 //! issuing the authorization code. Failures are pages, never redirects. The code step is
-//! `code`'s, HTML is `page`'s, the types both share are `step`'s; the same-origin check of a
-//! POST is `request`'s; HTTP framing and security headers are `http`'s.
+//! `code`'s, HTML is `page`'s, the types both share are `step`'s; form parsing, the same-origin
+//! check of a POST and the security headers are `web`'s; HTTP framing is `http`'s.
 
 mod code;
 mod page;
@@ -11,7 +11,7 @@ mod step;
 
 pub use code::{CONSENT_CODE, CodeCheck, normalize_email};
 pub(crate) use step::Outcome;
-use step::{Flow, Params, Refusal, bad_request, refuse};
+use step::{Flow, Refusal, bad_request, refuse};
 
 use http::{HeaderMap, StatusCode};
 
@@ -20,10 +20,10 @@ use crate::config::ms;
 use crate::crypto::{constant_time_eq, is_s256_challenge, sha256_hex};
 use crate::directory::{Account, Consent, Door};
 use crate::redirect;
-use crate::request::same_origin_post;
 use crate::scopes::{self, Offer};
 use crate::server::{AuthServer, ClientInfo};
 use crate::store::{AuthCodeRecord, GrantSubject, PendingRecord};
+use crate::web::{CodeStep, Form, same_origin_post};
 
 /// The parameters an authorization request may carry, each at most once.
 const PARAMS: &[&str] = &[
@@ -83,9 +83,9 @@ impl AuthServer {
         }
     }
 
-    async fn check_request(&self, params: &Params) -> Result<Checked, Refusal> {
+    async fn check_request(&self, params: &Form) -> Result<Checked, Refusal> {
         for name in PARAMS {
-            if params.0.iter().filter(|(n, _)| n == name).count() > 1 {
+            if params.count(name) > 1 {
                 return Err(bad_request(format!(
                     "The parameter {name} is given more than once."
                 )));
@@ -205,7 +205,7 @@ impl AuthServer {
         headers: &HeaderMap,
         address: &str,
     ) -> Result<Outcome, Refusal> {
-        let params = Params::parse(query.as_bytes());
+        let params = Form::parse(query.as_bytes());
         // Resolving a metadata-document client_id may fetch it from the network, so such a
         // request takes the flow limit before it is resolved (a refused one fetches nothing)
         // and keeps it whatever the outcome: otherwise distinct URLs would make this server
@@ -263,10 +263,10 @@ impl AuthServer {
             }
             None => page::consent_page(
                 &self.page_context(&flow, offers),
-                &page::Step::Email {
+                &page::Step::EmailCode(CodeStep::Email {
                     error: None,
                     value: "",
-                },
+                }),
             ),
         };
         Ok(Outcome::Page {
@@ -292,7 +292,7 @@ impl AuthServer {
     }
 
     /// The offers with the ticks of a submitted consent form (or the defaults on first show).
-    fn ticked_offers(&self, flow: &Flow, form: &Params) -> Vec<Offer> {
+    fn ticked_offers(&self, flow: &Flow, form: &Form) -> Vec<Offer> {
         let mut offers = scopes::offers(&self.config, flow.requested.as_deref());
         if form.get("consent") == Some("1") {
             let ticked = form.all("scope");
@@ -303,12 +303,12 @@ impl AuthServer {
         offers
     }
 
-    /// Cross-site POSTs are refused before anything is read (see [`crate::same_origin_post`]).
+    /// Cross-site POSTs are refused before anything is read (see [`crate::web::same_origin_post`]).
     fn same_origin(&self, headers: &HeaderMap) -> bool {
         same_origin_post(headers, &self.config.issuer)
     }
 
-    async fn load_flow(&self, form: &Params) -> Result<Flow, Refusal> {
+    async fn load_flow(&self, form: &Form) -> Result<Flow, Refusal> {
         let forbidden = || {
             refuse(
                 StatusCode::FORBIDDEN,
@@ -373,7 +373,7 @@ impl AuthServer {
                 "Cross-site form submissions are refused.",
             ));
         }
-        let form = Params::parse(body);
+        let form = Form::parse(body);
         let flow = self.load_flow(&form).await?;
         match form.get("action").unwrap_or("") {
             "send_code" => self.send_code(&flow, &form, address).await,
@@ -403,7 +403,7 @@ impl AuthServer {
     async fn authorize_signed_in(
         &self,
         flow: &Flow,
-        form: &Params,
+        form: &Form,
         headers: &HeaderMap,
     ) -> Result<Outcome, Refusal> {
         let account = self.session_account(headers).await?;

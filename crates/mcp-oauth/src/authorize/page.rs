@@ -1,41 +1,13 @@
-//! The consent page's HTML: plain forms that work without JavaScript, every value escaped.
-//! What to show is decided by the flow (`authorize`); this module only renders it.
+//! The consent page's HTML: plain forms that work without JavaScript, every value escaped,
+//! in the site's shared shell ([`crate::web`]). What to show is decided by the flow
+//! (`authorize`); this module only renders it.
 
 use crate::scopes::Offer;
+use crate::web::{CODE_FIELD, CodeStep, email_field, error_line, esc, page};
 
-/// Escapes text for HTML content and double-quoted attributes.
-pub(crate) fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:34rem;margin:2rem auto;\
-padding:0 1rem;line-height:1.45;color:#1b1b1b}h1{font-size:1.4rem}.box{border:1px solid #ccc;\
-border-radius:8px;padding:1rem 1.25rem;margin:1rem 0}.err{color:#a00;font-weight:600}\
-.muted{color:#555;font-size:.9rem}label{display:block;margin:.35rem 0}input[type=email],\
-input[type=text]{font-size:1.1rem;padding:.4rem;width:100%;box-sizing:border-box}\
-button{font-size:1rem;padding:.5rem 1.1rem;margin:.6rem .5rem 0 0}code{word-break:break-all}";
-
+/// A consent page: the shared shell, no navigation, `service` in the `<title>`.
 fn layout(service: &str, title: &str, body: &str) -> String {
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <meta name=\"referrer\" content=\"no-referrer\">\
-         <title>{title} · {service}</title><style>{STYLE}</style></head>\
-         <body><h1>{title}</h1>\n{body}\n</body></html>\n",
-        title = esc(title),
-        service = esc(service),
-    )
+    page(service, "", title, body)
 }
 
 /// A page saying why the request cannot go on. Nothing is sent back to the client.
@@ -70,16 +42,8 @@ pub(crate) struct Context<'a> {
 
 /// Which step of the consent page to show.
 pub(crate) enum Step<'a> {
-    /// Ask for the account's address.
-    Email {
-        error: Option<&'a str>,
-        value: &'a str,
-    },
-    /// Ask for the code sent to `email`, beside the capabilities.
-    Code {
-        email: &'a str,
-        error: Option<&'a str>,
-    },
+    /// Ask for the account's address, then for the code sent to it (beside the capabilities).
+    EmailCode(CodeStep<'a>),
     /// Signed in already: the capabilities and one Authorize.
     SignedIn {
         name: &'a str,
@@ -152,35 +116,27 @@ pub(crate) fn consent_page(ctx: &Context<'_>, step: &Step<'_>) -> String {
         esc(ctx.resource),
         esc(&host_of(ctx.redirect_uri)),
     );
-    let error = |e: &Option<&str>| {
-        e.map(|e| format!("<p class=\"err\">{}</p>", esc(e)))
-            .unwrap_or_default()
-    };
     let body = match step {
-        Step::Email { error: e, value } => format!(
-            "{intro}{}<form method=\"post\" action=\"/oauth/authorize\">{}\
-             <label>Your account's email address\
-             <input type=\"email\" name=\"email\" value=\"{}\" required autocomplete=\"email\" autofocus></label>\
+        Step::EmailCode(code_step @ CodeStep::Email { value, .. }) => format!(
+            "{intro}{}<form method=\"post\" action=\"/oauth/authorize\">{}{}\
              <p class=\"muted\">We will email you a six-digit code.</p>\
              <button type=\"submit\" name=\"action\" value=\"send_code\">Send code</button>\
              <button type=\"submit\" name=\"action\" value=\"deny\" formnovalidate>Cancel</button>\
              </form>",
-            error(e),
+            code_step.error_line(),
             hidden(ctx),
-            esc(value),
+            email_field("Your account's email address", value),
         ),
-        Step::Code { email, error: e } => format!(
+        Step::EmailCode(code_step @ CodeStep::Code { email, .. }) => format!(
             "{intro}{}<form method=\"post\" action=\"/oauth/authorize\">{}\
              <p>If <b>{}</b> belongs to an account, a code is on its way to it. It is valid for \
-             15 minutes.</p>\
-             <label>Code<input type=\"text\" name=\"code\" inputmode=\"numeric\" \
-             autocomplete=\"one-time-code\" maxlength=\"12\" autofocus></label>{}\
+             15 minutes.</p>{CODE_FIELD}{}\
              <input type=\"hidden\" name=\"email\" value=\"{}\">\
              <button type=\"submit\" name=\"action\" value=\"verify\">Authorize</button>\
              <button type=\"submit\" name=\"action\" value=\"deny\">Deny</button>\
              <button type=\"submit\" name=\"action\" value=\"send_code\">Send a new code</button>\
              </form>",
-            error(e),
+            code_step.error_line(),
             hidden(ctx),
             esc(email),
             capabilities(ctx),
@@ -196,7 +152,7 @@ pub(crate) fn consent_page(ctx: &Context<'_>, step: &Step<'_>) -> String {
              <button type=\"submit\" name=\"action\" value=\"authorize\">Authorize</button>\
              <button type=\"submit\" name=\"action\" value=\"deny\">Deny</button>\
              </form>",
-            error(e),
+            error_line(*e),
             hidden(ctx),
             esc(name),
             switch_href
@@ -214,10 +170,6 @@ mod tests {
 
     #[test]
     fn escapes_everything() {
-        assert_eq!(
-            esc("<a href=\"x\">'&'</a>"),
-            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
-        );
         let page = error_page("S<", "T", "<script>");
         assert!(!page.contains("<script>"));
     }

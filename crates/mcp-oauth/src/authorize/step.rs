@@ -1,7 +1,7 @@
-//! What every consent step takes and answers: the form or query pairs ([`Params`]), the flow a
-//! pending authorization stands for ([`Flow`]), the endpoint's answer ([`Outcome`]) and an
-//! HTML refusal ([`Refusal`], with how store and directory failures become one). Shared by
-//! the request checks (`authorize`) and the code step (`code`); neither is imported here.
+//! What every consent step takes and answers: the flow a pending authorization stands for
+//! ([`Flow`]), the endpoint's answer ([`Outcome`]) and an HTML refusal ([`Refusal`], with how
+//! store and directory failures become one). Shared by the request checks (`authorize`) and
+//! the code step (`code`); neither is imported here. Form pairs are [`crate::web::Form`].
 
 use http::StatusCode;
 
@@ -76,28 +76,6 @@ impl From<DirectoryError> for Refusal {
             "Something went wrong",
             "The service could not complete this step. Try again in a moment.",
         )
-    }
-}
-
-/// Form or query pairs.
-pub(super) struct Params(pub(super) Vec<(String, String)>);
-
-impl Params {
-    pub(super) fn parse(raw: &[u8]) -> Self {
-        Self(url::form_urlencoded::parse(raw).into_owned().collect())
-    }
-    pub(super) fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-    pub(super) fn all(&self, name: &str) -> Vec<String> {
-        self.0
-            .iter()
-            .filter(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-            .collect()
     }
 }
 

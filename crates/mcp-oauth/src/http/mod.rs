@@ -1,11 +1,12 @@
-//! The axum `Router`: request framing, the client address, caching and security headers.
-//! Each handler extracts its inputs and calls one `AuthServer` method.
+//! The axum `Router`: request framing, the client address, caching and CORS headers; the
+//! pages' security headers are [`crate::web`]'s. Each handler extracts its inputs and calls
+//! one `AuthServer` method.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, RawQuery, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -14,12 +15,11 @@ use http::{HeaderMap, HeaderValue, StatusCode, header};
 
 use crate::authorize::Outcome;
 use crate::server::AuthServer;
+use crate::web;
 use mcp_door::client_address;
 
 /// Form and JSON bodies are small; anything larger is refused with 413.
 const BODY_LIMIT: usize = 16 * 1024;
-const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; \
-                   frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 type Shared = State<Arc<AuthServer>>;
 
@@ -186,141 +186,18 @@ async fn authorize_post(State(server): Shared, parts: Parts, body: Bytes) -> Res
     page_response(server.authorize_post(&body, &parts.headers, &address).await)
 }
 
-/// The consent page's Content-Security-Policy. `form-action 'self'` always; Chrome and
-/// Firefox also apply `form-action` to the redirect that follows a form submission, and the
-/// consent form's answer is a 303 to the client's `redirect_uri`, so a page carrying that form
-/// also allows exactly that flow's redirect target ([`form_action_source`]).
-pub(crate) fn consent_csp(redirect_uri: Option<&str>) -> String {
-    match redirect_uri.and_then(form_action_source) {
-        Some(source) => format!("{CSP} {source}"),
-        None => CSP.to_owned(),
-    }
-}
-
-/// The CSP source expression matching redirects to `redirect_uri`: its origin for http and
-/// https (`http://127.0.0.1:40123`), its scheme for a private-use scheme
-/// (`com.example.app:`). CSP host sources cannot name an IPv6 literal, so a redirect to one
-/// (`http://[::1]:port`, loopback) is allowed by its scheme. `None` for anything that is not
-/// safe to put in the header.
-pub(crate) fn form_action_source(redirect_uri: &str) -> Option<String> {
-    let url = url::Url::parse(redirect_uri).ok()?;
-    let scheme = url.scheme();
-    if !scheme
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
-    {
-        return None;
-    }
-    match scheme {
-        "http" | "https" => match url.host()? {
-            url::Host::Ipv6(_) => Some(format!("{scheme}:")),
-            url::Host::Domain(_) | url::Host::Ipv4(_) => {
-                let origin = url.origin().ascii_serialization();
-                let plain = origin
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b":/.-".contains(&b));
-                plain.then_some(origin)
-            }
-        },
-        _ => Some(format!("{scheme}:")),
-    }
-}
-
-/// Every consent-page answer carries the same security headers, pages and redirects alike.
+/// Every consent-page answer carries the site's security headers, pages and redirects alike;
+/// `form-action` also allows where the page's form (or the redirect itself) leads.
 fn page_response(outcome: Outcome) -> Response {
-    let csp = match &outcome {
-        Outcome::Page { redirect_uri, .. } => consent_csp(redirect_uri.as_deref()),
-        Outcome::Redirect { location, .. } => consent_csp(Some(location)),
-    };
-    let mut response = match outcome {
+    match outcome {
         Outcome::Page {
             status,
             html,
-            redirect_uri: _,
-        } => {
-            let mut r = Response::new(Body::from(html));
-            *r.status_mut() = status;
-            r.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/html; charset=utf-8"),
-            );
-            r
-        }
+            redirect_uri,
+        } => web::html_response(status, html, redirect_uri.as_deref()),
         Outcome::Redirect {
             location,
             set_cookie,
-        } => {
-            let mut r = Response::new(Body::empty());
-            *r.status_mut() = StatusCode::SEE_OTHER;
-            match HeaderValue::from_str(&location) {
-                Ok(value) => {
-                    r.headers_mut().insert(header::LOCATION, value);
-                }
-                Err(_) => *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR,
-            }
-            if let Some(value) = set_cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
-                r.headers_mut().insert(header::SET_COOKIE, value);
-            }
-            r
-        }
-    };
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_str(&csp).unwrap_or_else(|_| HeaderValue::from_static(CSP)),
-    );
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn form_action_sources() {
-        for (uri, source) in [
-            (
-                "https://client.example/callback",
-                Some("https://client.example"),
-            ),
-            (
-                "https://client.example:8443/cb?x=1",
-                Some("https://client.example:8443"),
-            ),
-            (
-                "http://127.0.0.1:40123/callback",
-                Some("http://127.0.0.1:40123"),
-            ),
-            ("http://localhost:5173/cb", Some("http://localhost:5173")),
-            ("http://[::1]:40123/callback", Some("http:")),
-            (
-                "https://bücher.example/cb",
-                Some("https://xn--bcher-kva.example"),
-            ),
-            ("com.example.app:/cb", Some("com.example.app:")),
-            ("com.example.app:/cb;x", Some("com.example.app:")),
-            ("not a url", None),
-        ] {
-            assert_eq!(form_action_source(uri).as_deref(), source, "{uri}");
-        }
-        assert_eq!(
-            consent_csp(None),
-            "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; \
-             frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
-        );
-        assert!(
-            consent_csp(Some("com.example.app:/cb"))
-                .ends_with("form-action 'self' com.example.app:")
-        );
+        } => web::see_other(&location, set_cookie.as_deref(), Some(&location)),
     }
 }

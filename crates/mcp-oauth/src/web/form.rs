@@ -1,9 +1,52 @@
-//! Checks of an incoming request that need nothing but its headers: whether a form POST
-//! comes from the issuer's own pages. Pure functions, so the consent endpoint (`authorize`),
-//! the router (`http`) and a product's own pages can all use them without importing each
-//! other.
+//! What a page's POST brings: its `application/x-www-form-urlencoded` body ([`Form`]) and
+//! whether it comes from the site's own pages ([`same_origin_post`], by the headers alone).
+//! Pure functions of the request, so the consent endpoint and a product's pages refuse the
+//! same requests; each page checks its own CSRF token.
 
 use http::HeaderMap;
+
+/// The pairs of a form body or query string, in order, repeated names kept.
+#[derive(Debug, Default)]
+pub struct Form(Vec<(String, String)>);
+
+impl Form {
+    /// Parses `application/x-www-form-urlencoded` bytes (a body or a raw query string).
+    pub fn parse(body: &[u8]) -> Self {
+        Self(url::form_urlencoded::parse(body).into_owned().collect())
+    }
+
+    /// The first value of `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Every value of `name`, in order (checkboxes sharing a name).
+    pub fn all(&self, name: &str) -> Vec<String> {
+        self.0
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+
+    /// How many times `name` is given.
+    pub fn count(&self, name: &str) -> usize {
+        self.0.iter().filter(|(k, _)| k == name).count()
+    }
+
+    /// The first value of `name` with every whitespace character removed, empty when absent:
+    /// a one-time code as typed (`123 456`) or pasted with a line break.
+    pub fn compact(&self, name: &str) -> String {
+        self.get(name)
+            .unwrap_or("")
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect()
+    }
+}
 
 /// Whether a form POST comes from one of the issuer's own pages, by the headers browsers set
 /// and pages cannot: `Sec-Fetch-Site`, when sent, is `same-origin` or `none`; `Origin`, when
@@ -22,6 +65,21 @@ pub fn same_origin_post(headers: &HeaderMap, issuer: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn form_pairs() {
+        let form = Form::parse(b"scope=a&code=12+3%0A456&scope=b&empty=&x=%3C%26%3E");
+        assert_eq!(form.get("code"), Some("12 3\n456"));
+        assert_eq!(form.compact("code"), "123456");
+        assert_eq!(form.compact("missing"), "");
+        assert_eq!(form.all("scope"), ["a", "b"]);
+        assert_eq!(form.count("scope"), 2);
+        assert_eq!(form.count("missing"), 0);
+        assert_eq!(form.get("empty"), Some(""));
+        assert_eq!(form.get("x"), Some("<&>"));
+        assert_eq!(form.get("missing"), None);
+        assert!(Form::parse(b"").all("scope").is_empty());
+    }
 
     #[test]
     fn same_origin_posts_by_origin_and_fetch_site() {
