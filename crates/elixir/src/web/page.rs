@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use axum::response::Response;
-use http::{HeaderMap, StatusCode, header};
+use http::{HeaderMap, StatusCode};
 use mcp_oauth::crypto::{constant_time_eq, hmac_hex};
 use mcp_oauth::web;
 pub(crate) use mcp_oauth::web::{Form, esc};
@@ -45,16 +45,7 @@ impl Web {
 
     /// The raw value of the browser-session cookie.
     pub(crate) fn session_value<'h>(&self, headers: &'h HeaderMap) -> Option<&'h str> {
-        let name = &self.oauth.server.config().session_cookie;
-        headers
-            .get_all(header::COOKIE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(';'))
-            .filter_map(|pair| pair.trim().split_once('='))
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.trim())
-            .filter(|v| !v.is_empty())
+        mcp_door::cookie(headers, &self.oauth.server.config().session_cookie)
     }
 
     /// The CSRF token of the browser's session: an HMAC of the session value under the
