@@ -9,8 +9,9 @@ use async_trait::async_trait;
 use elixir::access::kinds::Tier;
 use elixir::domain::{FeedbackStatus, Millis};
 use elixir::model::{
-    Account, Agent, AuditEntry, Feedback, FeedbackQuery, FeedbackReply, Ledger, NewFeedback,
-    PollClaim, RawPayload, Receipt, Refusal, RefusalCount, StoredCatalogue, Window,
+    Account, Agent, AuditEntry, DoorAccount, DoorAgent, Feedback, FeedbackQuery, FeedbackReply,
+    Ledger, NewFeedback, PollClaim, RawPayload, Receipt, Refusal, RefusalCount, StoredCatalogue,
+    Window,
 };
 use elixir::store::{
     AccountStore, LedgerStore, Lifecycle, MeteringStore, PollStore, SharedStore, StoreError,
@@ -132,6 +133,27 @@ impl AccountStore for CountingStore {
     async fn set_agent_key_scopes(&self, id: Uuid, scopes: &str) -> Result<(), StoreError> {
         self.note("set_agent_key_scopes");
         self.inner.set_agent_key_scopes(id, scopes).await
+    }
+
+    async fn door_agent_by_key_digest(
+        &self,
+        digest: &str,
+    ) -> Result<Option<DoorAgent>, StoreError> {
+        self.note("door_agent_by_key_digest");
+        self.inner.door_agent_by_key_digest(digest).await
+    }
+
+    async fn door_agent_by_public_id(
+        &self,
+        public_id: &str,
+    ) -> Result<Option<DoorAgent>, StoreError> {
+        self.note("door_agent_by_public_id");
+        self.inner.door_agent_by_public_id(public_id).await
+    }
+
+    async fn door_account(&self, id: Uuid) -> Result<Option<DoorAccount>, StoreError> {
+        self.note("door_account");
+        self.inner.door_account(id).await
     }
 }
 

@@ -83,56 +83,40 @@ async fn a_cards_catalog_call_costs_its_statement_budget(url: &str) {
     // The first call of the game day loads the catalogue; every later one is served from memory.
     success(&server.agent().tool("cards_catalog", json!({})).await);
 
+    // The agent read with its owner and its waiting replies; the hourly rate and the daily
+    // quota, each an atomic check-and-count; the live count; the audit row.
+    let key_door = [
+        "door_agent_by_key_digest",
+        "spend",
+        "spend",
+        "usage",
+        "insert_audit",
+    ];
     assert_eq!(
         statements_of_one_call(&server, counting, &server.agent()).await,
-        [
-            "agent_by_key_digest",
-            "account",
-            "spend",
-            "spend",
-            "usage",
-            "pending_responses",
-            "insert_audit"
-        ],
+        key_door,
         "agent door, service key"
     );
     assert_eq!(
         statements_of_one_call(&server, counting, &server.integration()).await,
-        [
-            "agent_by_key_digest",
-            "account",
-            "spend",
-            "spend",
-            "usage",
-            "pending_responses",
-            "insert_audit"
-        ],
+        key_door,
         "integration door, service key"
     );
     assert_eq!(
         statements_of_one_call(&server, counting, &agent_oauth).await,
         [
-            "agent_by_public_id",
-            "account",
+            "door_agent_by_public_id",
             "spend",
             "spend",
             "usage",
-            "pending_responses",
             "insert_audit"
         ],
-        "agent door, OAuth"
+        "agent door, OAuth (beside mcp-oauth's own token lookup)"
     );
     assert_eq!(
         statements_of_one_call(&server, counting, &person).await,
-        [
-            "account",
-            "spend",
-            "spend",
-            "usage",
-            "pending_responses",
-            "insert_audit"
-        ],
-        "person door, OAuth"
+        ["door_account", "spend", "spend", "usage", "insert_audit"],
+        "person door, OAuth (beside mcp-oauth's own token lookup)"
     );
 }
 
