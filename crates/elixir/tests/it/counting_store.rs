@@ -170,6 +170,20 @@ impl MeteringStore for CountingStore {
         self.inner.spend(subject, window, start, limit).await
     }
 
+    async fn spend_reading(
+        &self,
+        subject: &str,
+        beside: &str,
+        window: Window,
+        start: Millis,
+        limit: i64,
+    ) -> Result<Option<(i64, i64)>, StoreError> {
+        self.note("spend_reading");
+        self.inner
+            .spend_reading(subject, beside, window, start, limit)
+            .await
+    }
+
     async fn refund(&self, subject: &str, window: Window, start: Millis) -> Result<(), StoreError> {
         self.note("refund");
         self.inner.refund(subject, window, start).await
@@ -178,6 +192,17 @@ impl MeteringStore for CountingStore {
     async fn usage(&self, subject: &str, window: Window, start: Millis) -> Result<i64, StoreError> {
         self.note("usage");
         self.inner.usage(subject, window, start).await
+    }
+
+    async fn usage_of_both(
+        &self,
+        first: &str,
+        second: &str,
+        window: Window,
+        start: Millis,
+    ) -> Result<(i64, i64), StoreError> {
+        self.note("usage_of_both");
+        self.inner.usage_of_both(first, second, window, start).await
     }
 }
 
