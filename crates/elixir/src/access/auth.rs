@@ -1,7 +1,9 @@
 //! Who is calling, from the headers alone (SURFACE §1.2): service keys (`svt_…`, SHA-256 at
 //! rest, bound to one agent or integration door) checked here, and OAuth access tokens handed
 //! to a pluggable [`AccessTokenVerifier`] (mcp-oauth provides the real one; until it is wired,
-//! a door without a verifier refuses every non-key token as `invalid_token`). Every refusal is
+//! a door without a verifier refuses every non-key token as `invalid_token`). The caller is
+//! found in one store read: the agent with its owner, or the person's account, and the
+//! replies waiting in its feedback ledger (carried on to `meta`). Every refusal is
 //! counted per credential, address (IPv6 by its /64) and day: a credential Elixir knows (a
 //! service key of an existing agent, a token of a known grant) under its own name, every
 //! credential it does not know under one `unknown` bucket, so unauthenticated traffic adds at
