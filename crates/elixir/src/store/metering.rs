@@ -49,7 +49,7 @@ pub trait MeteringStore: Send + Sync + 'static {
 /// The guarded increment of `spend` and `spend_reading`: the insert or the increment returns
 /// the new count; a full counter matches no row, so a refusal spends nothing. SQLite and
 /// PostgreSQL both run it as one atomic statement (the conflict row is locked, or the
-/// database is, while the guard is checked), which the limit burst tests hold.
+/// database is, while the guard is checked), which `tests/it/limits.rs`'s burst holds.
 const SPEND: &str = "INSERT INTO usage_counters (subject, window_kind, window_start, count) \
      VALUES ($1, $2, $3, 1) \
      ON CONFLICT (subject, window_kind, window_start) \
