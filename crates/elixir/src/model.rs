@@ -38,6 +38,26 @@ pub struct Agent {
     pub created_at: Millis,
 }
 
+/// An agent as its door authenticates it, from one read: the agent, its owner account and
+/// the replies waiting in the agent's feedback ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DoorAgent {
+    pub agent: Agent,
+    /// The owner account; `None` if it is gone.
+    pub owner: Option<Account>,
+    /// Operator responses in the agent's ledger not yet delivered.
+    pub pending_responses: i64,
+}
+
+/// An account as the person door authenticates it, from one read: the account and the
+/// replies waiting in its own feedback ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DoorAccount {
+    pub account: Account,
+    /// Operator responses in the person's ledger not yet delivered.
+    pub pending_responses: i64,
+}
+
 /// A feedback report to file.
 #[derive(Debug, Clone)]
 pub struct NewFeedback {

@@ -45,6 +45,10 @@ pub struct Caller {
     /// The person's primary player (never set on agent doors).
     pub primary_player_tag: Option<String>,
     pub credential: Credential,
+    /// Operator responses waiting in the caller's feedback ledger, counted in the same read
+    /// that authenticated it (`meta.feedback_responses_pending`; a call that delivers replies
+    /// counts again after it).
+    pub pending_responses: i64,
 }
 
 impl Caller {

@@ -1,7 +1,9 @@
 //! Who is calling, from the headers alone (SURFACE §1.2): service keys (`svt_…`, SHA-256 at
 //! rest, bound to one agent or integration door) checked here, and OAuth access tokens handed
 //! to a pluggable [`AccessTokenVerifier`] (mcp-oauth provides the real one; until it is wired,
-//! a door without a verifier refuses every non-key token as `invalid_token`). Every refusal is
+//! a door without a verifier refuses every non-key token as `invalid_token`). The caller is
+//! found in one store read: the agent with its owner, or the person's account, and the
+//! replies waiting in its feedback ledger (carried on to `meta`). Every refusal is
 //! counted per credential, address (IPv6 by its /64) and day: a credential Elixir knows (a
 //! service key of an existing agent, a token of a known grant) under its own name, every
 //! credential it does not know under one `unknown` bucket, so unauthenticated traffic adds at
@@ -19,7 +21,7 @@ use crate::access::kinds::{
     Kind, STANDARD_SCOPES, canonical_scopes, credential_hint, digest, is_service_key, key_scopes,
 };
 use crate::domain::Millis;
-use crate::model::{Agent, Refusal};
+use crate::model::{DoorAccount, DoorAgent, Refusal};
 use crate::services::{AgentRef, Caller, Credential, Services};
 use crate::store::{Store, StoreError};
 
@@ -224,21 +226,20 @@ impl DoorAuth {
                         Reason::Invalid(InvalidReason::Unknown),
                     ));
                 };
-                let agent = self
+                let door = self
                     .services
                     .store
-                    .agent_by_public_id(public_id)
+                    .door_agent_by_public_id(public_id)
                     .await
                     .map_err(|e| Refused::unavailable(&e))?
-                    .filter(|a| a.kind == self.kind)
+                    .filter(|d| d.agent.kind == self.kind)
                     .ok_or_else(|| {
                         Refused::new(&counted, Reason::Invalid(InvalidReason::Unknown))
                     })?;
-                if grant.agent_id != Some(agent.id) {
+                if grant.agent_id != Some(door.agent.id) {
                     return Err(Refused::new(&counted, Reason::WrongResource));
                 }
-                self.agent(agent, scopes, Credential::OAuth, token, &counted)
-                    .await
+                self.agent(door, scopes, Credential::OAuth, token, &counted)
             }
         }
     }
@@ -247,15 +248,16 @@ impl DoorAuth {
         if !is_service_key(token) {
             return Err(Refused::unknown(InvalidReason::Malformed));
         }
-        let agent = self
+        let door = self
             .services
             .store
-            .agent_by_key_digest(&digest(token))
+            .door_agent_by_key_digest(&digest(token))
             .await
             .map_err(|e| Refused::unavailable(&e))?
             .ok_or_else(|| Refused::unknown(InvalidReason::Unknown))?;
         // The key of an existing agent: counted under its own hint, which its owner sees.
         let counted = Counted::Key(credential_hint(token));
+        let agent = &door.agent;
         if agent.suspended {
             return Err(Refused::new(&counted, Reason::Suspended));
         }
@@ -265,8 +267,7 @@ impl DoorAuth {
             return Err(Refused::new(&counted, Reason::WrongResource));
         }
         let scopes = key_scopes(&agent.key_scopes);
-        self.agent(agent, scopes, Credential::ServiceKey, token, &counted)
-            .await
+        self.agent(door, scopes, Credential::ServiceKey, token, &counted)
     }
 
     async fn person(
@@ -276,10 +277,13 @@ impl DoorAuth {
         token: &str,
         counted: &Counted,
     ) -> Result<Principal, Refused> {
-        let account = self
+        let DoorAccount {
+            account,
+            pending_responses,
+        } = self
             .services
             .store
-            .account(account_id)
+            .door_account(account_id)
             .await
             .map_err(|e| Refused::unavailable(&e))?
             .ok_or_else(|| Refused::new(counted, Reason::Invalid(InvalidReason::Inactive)))?;
@@ -291,6 +295,7 @@ impl DoorAuth {
             timezone: account.timezone,
             primary_player_tag: account.primary_player_tag,
             credential: Credential::OAuth,
+            pending_responses,
         };
         Ok(Principal::new(
             Kind::Person.as_str(),
@@ -301,24 +306,26 @@ impl DoorAuth {
         .with_ext(caller))
     }
 
-    async fn agent(
+    /// The principal of an agent door, from the door read that found the agent (its owner
+    /// came with it).
+    fn agent(
         &self,
-        agent: Agent,
+        door: DoorAgent,
         scopes: Vec<String>,
         credential: Credential,
         token: &str,
         counted: &Counted,
     ) -> Result<Principal, Refused> {
+        let DoorAgent {
+            agent,
+            owner,
+            pending_responses,
+        } = door;
         if agent.suspended {
             return Err(Refused::new(counted, Reason::Suspended));
         }
-        let owner = self
-            .services
-            .store
-            .account(agent.owner_account_id)
-            .await
-            .map_err(|e| Refused::unavailable(&e))?
-            .ok_or_else(|| Refused::new(counted, Reason::Invalid(InvalidReason::Inactive)))?;
+        let owner =
+            owner.ok_or_else(|| Refused::new(counted, Reason::Invalid(InvalidReason::Inactive)))?;
         let caller = Caller {
             kind: agent.kind,
             account_id: owner.id,
@@ -331,6 +338,7 @@ impl DoorAuth {
             timezone: agent.timezone.clone().unwrap_or_else(|| "UTC".into()),
             primary_player_tag: None,
             credential,
+            pending_responses,
         };
         let prefix = match credential {
             Credential::ServiceKey => "svt",

@@ -2,9 +2,11 @@
 //! notifications and `ping` exempt) and the daily quota per paying account by tier (reset
 //! 00:00 UTC; Help tools free), as the door's method gate. Counters live in the store, so they
 //! hold across instances on PostgreSQL; an unreachable counter fails open and is logged.
-//! `meta.quota` is computed here, once per call. What the gate counts travels with the request
-//! as typed values in its extensions ([`HourUsed`], [`Billed`], [`QuotaSnapshot`]): the tool
-//! stage reads the hourly count, the handler the snapshot and the billed counter (refunds).
+//! `meta.quota` is computed here, once per call, from the counts the spends return: the daily
+//! spend reads the day's live count in the same statement, and a call the quota does not meter
+//! reads both day counts in one. What the gate counts travels with the request as typed
+//! values in its extensions ([`HourUsed`], [`Billed`], [`QuotaSnapshot`]): the tool stage
+//! reads the hourly count, the handler the snapshot and the billed counter (refunds).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -52,6 +54,13 @@ pub struct Billed {
     pub subject: String,
     /// The start of the UTC day it was counted in.
     pub start: Millis,
+}
+
+/// The paying account's counts of the day: tool calls and live fetches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DayUsed {
+    pub calls: i64,
+    pub live: i64,
 }
 
 /// `meta.quota` as of the gate's accounting of a resolved tool call.
@@ -121,15 +130,15 @@ impl Limiter {
             match self
                 .services
                 .store
-                .spend(&subject, Window::Day, start, limit)
+                .spend_reading(&subject, &caller.live_subject(), Window::Day, start, limit)
                 .await
             {
-                Ok(Some(n)) => {
+                Ok(Some((calls, live))) => {
                     r.extensions.insert(Billed {
                         subject: subject.clone(),
                         start,
                     });
-                    Some(n)
+                    Some(DayUsed { calls, live })
                 }
                 Ok(None) => {
                     let resets = start + DAY_MS;
@@ -198,12 +207,13 @@ fn allowance(used: i64, max: Option<i64>) -> Value {
     }
 }
 
-/// `meta.quota` for `caller` now. Counts not passed in are read from the store.
+/// `meta.quota` for `caller` now. Counts not passed in are read from the store (the two day
+/// counts in one statement).
 pub async fn quota(
     services: &Services,
     caller: &Caller,
     hour_used: Option<i64>,
-    calls_used: Option<i64>,
+    day_used: Option<DayUsed>,
 ) -> Result<Value, StoreError> {
     let now = services.now();
     let (hour, day) = (hour_start(now), day_start(now));
@@ -216,23 +226,26 @@ pub async fn quota(
                 .await?
         }
     };
-    let calls_used = match calls_used {
-        Some(n) => n,
+    let day_used = match day_used {
+        Some(d) => d,
         None => {
-            store
-                .usage(&caller.calls_subject(), Window::Day, day)
-                .await?
+            let (calls, live) = store
+                .usage_of_both(
+                    &caller.calls_subject(),
+                    &caller.live_subject(),
+                    Window::Day,
+                    day,
+                )
+                .await?;
+            DayUsed { calls, live }
         }
     };
-    let live_used = store
-        .usage(&caller.live_subject(), Window::Day, day)
-        .await?;
     let limit = services.settings.hourly_rate;
     let mut hour_block = allowance(hour_used, Some(limit));
     hour_block["resets_at"] = json!(iso(hour + HOUR_MS));
     Ok(json!({
-        "calls": allowance(calls_used, caller.tier.calls_per_day()),
-        "live": allowance(live_used, caller.tier.live_per_day()),
+        "calls": allowance(day_used.calls, caller.tier.calls_per_day()),
+        "live": allowance(day_used.live, caller.tier.live_per_day()),
         "hour": hour_block,
         "resets_at": iso(day + DAY_MS),
     }))

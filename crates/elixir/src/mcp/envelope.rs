@@ -166,6 +166,7 @@ pub struct Success {
     notes: Vec<String>,
     docs: Option<String>,
     meta: Map<String, Value>,
+    delivered_replies: bool,
 }
 
 impl Success {
@@ -197,6 +198,18 @@ impl Success {
         self
     }
 
+    /// Says that this call delivered feedback replies, so `meta` counts the waiting ones
+    /// again instead of using the count read when the caller was authenticated.
+    pub fn delivered_replies(mut self) -> Self {
+        self.delivered_replies = true;
+        self
+    }
+
+    /// Whether this call delivered feedback replies ([`Success::delivered_replies`]).
+    pub fn has_delivered_replies(&self) -> bool {
+        self.delivered_replies
+    }
+
     /// Notes added so far.
     pub fn note_count(&self) -> usize {
         self.notes.len()
@@ -216,6 +229,7 @@ impl Success {
             notes,
             docs,
             meta: _,
+            delivered_replies: _,
         } = self;
         body.insert("applied".into(), Value::Object(applied));
         body.insert(

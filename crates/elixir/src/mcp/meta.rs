@@ -1,7 +1,8 @@
 //! The `meta` object every tool answer carries (SURFACE §3.2): the fixed four keys, `quota`
-//! (the gate's snapshot, or read now) and `feedback_responses_pending` when a reply waits. The
-//! data keys only a tool knows (`freshness_seconds`, `source_polls`) are the tool's; the
-//! closed key set is the envelope's.
+//! (the gate's snapshot, or read now) and `feedback_responses_pending` when a reply waits (the
+//! count read with the caller's account when it was authenticated, or counted again after a
+//! call that delivered replies). The data keys only a tool knows (`freshness_seconds`,
+//! `source_polls`) are the tool's; the closed key set is the envelope's.
 
 use mcp_door::Extensions;
 use serde_json::{Value, json};
@@ -12,6 +13,16 @@ use crate::domain::iso;
 use crate::mcp::envelope::{CONTRACT_VERSION, DISCLAIMER};
 use crate::services::{Caller, Services};
 
+/// Where `feedback_responses_pending` comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replies {
+    /// The count read with the caller's account ([`Caller::pending_responses`]): nothing in
+    /// this call delivered a reply, so it is as exact as a count read now.
+    AsAuthenticated,
+    /// This call delivered replies: count the waiting ones again.
+    Delivered,
+}
+
 /// `meta` for a finished call: the fixed four, `quota` (the gate's snapshot in the request's
 /// `extensions`, or read now) and `feedback_responses_pending` when a reply waits.
 pub async fn meta(
@@ -19,6 +30,7 @@ pub async fn meta(
     caller: &Caller,
     request_id: Uuid,
     extensions: &Extensions,
+    replies: Replies,
 ) -> Value {
     let mut meta = base_meta(services, request_id);
     let quota = match extensions.get::<limits::QuotaSnapshot>() {
@@ -31,7 +43,11 @@ pub async fn meta(
     if let Some(q) = quota {
         meta["quota"] = q;
     }
-    match services.store.pending_responses(caller.ledger()).await {
+    let pending = match replies {
+        Replies::AsAuthenticated => Ok(caller.pending_responses),
+        Replies::Delivered => services.store.pending_responses(caller.ledger()).await,
+    };
+    match pending {
         Ok(n) if n > 0 => meta["feedback_responses_pending"] = json!(n),
         Ok(_) => {}
         Err(e) => tracing::warn!(error = %e, "pending responses unavailable"),

@@ -444,7 +444,11 @@ async fn run(
     {
         limits::refund(&services, &metered).await;
     }
-    let meta = meta::meta(&services, &caller, request_id, &metered).await;
+    let replies = match &outcome {
+        Ok(s) if s.has_delivered_replies() => meta::Replies::Delivered,
+        _ => meta::Replies::AsAuthenticated,
+    };
+    let meta = meta::meta(&services, &caller, request_id, &metered, replies).await;
     let rendered = envelope::render(
         outcome,
         &RenderContext {

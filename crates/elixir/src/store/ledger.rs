@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use sqlkit::{Arg, Cols, Statement, sql};
 use uuid::Uuid;
 
-use super::rows::{self, AUDIT_COLUMNS, FEEDBACK_COLUMNS, REFUSAL_COLUMNS};
+use super::rows::{self, AUDIT_COLUMNS, FEEDBACK_COLUMNS, REFUSAL_COLUMNS, RESPONSE_PENDING};
 use super::sql_store::{SqlStore, StoreError, found};
 use crate::domain::{FeedbackStatus, Millis};
 use crate::model::{
@@ -309,14 +309,21 @@ impl LedgerStore for SqlStore {
     }
 
     async fn mark_delivered(&self, ids: &[i64], at: Millis) -> Result<(), StoreError> {
-        for id in ids {
-            sql("UPDATE feedback SET delivered_at = $1 WHERE id = $2 \
-                 AND response IS NOT NULL AND delivered_at IS NULL")
-            .bind(at)
-            .bind(*id)
+        if ids.is_empty() {
+            return Ok(());
+        }
+        // One statement, so a page's replies are delivered all together or not at all (the
+        // caller's `meta` trusts the count it read when nothing was delivered).
+        let placeholders: Vec<String> = (2..ids.len() + 2).map(|n| format!("${n}")).collect();
+        let statement = sql(format!(
+            "UPDATE feedback SET delivered_at = $1 WHERE id IN ({}) AND {RESPONSE_PENDING}",
+            placeholders.join(", ")
+        ))
+        .bind(at);
+        ids.iter()
+            .fold(statement, |statement, id| statement.bind(*id))
             .execute(&self.db)
             .await?;
-        }
         Ok(())
     }
 
@@ -324,8 +331,7 @@ impl LedgerStore for SqlStore {
         let (filter, args) = ledger_filter(&ledger, None, None);
         bound(
             sql(format!(
-                "SELECT COUNT(*) AS n FROM feedback WHERE {filter} \
-                 AND response IS NOT NULL AND delivered_at IS NULL"
+                "SELECT COUNT(*) AS n FROM feedback WHERE {filter} AND {RESPONSE_PENDING}"
             )),
             &args,
         )

@@ -649,7 +649,11 @@ async fn my_feedback_call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
         .await?;
     let shown = i64::try_from(items.len()).unwrap_or(0);
     let next = (offset + shown < total).then_some(offset + shown);
-    Ok(verbosity_applied(Success::new(), &a)
+    let mut answer = Success::new();
+    if !delivered.is_empty() {
+        answer = answer.delivered_replies();
+    }
+    Ok(verbosity_applied(answer, &a)
         .field(
             "items",
             Value::Array(items.into_iter().map(|(_, v)| v).collect()),

@@ -1,5 +1,6 @@
 //! Metering: the hourly rate per principal (fixed UTC hour, 429 + Retry-After, exemptions),
-//! the daily quota by tier (Help free, −32029 window day), and `meta.quota` on every result.
+//! the daily quota by tier (Help free, −32029 window day), `meta.quota` on every result, and a
+//! parallel burst on one daily counter admitted exactly to its limit.
 
 use elixir::access::limits::{DAY_MS, day_start};
 use elixir::model::Window;
@@ -109,6 +110,44 @@ async fn quota_rides_every_result_and_help_is_free(url: &str) {
     success(&person.tool("elixir_settings", json!({})).await);
 }
 
+async fn a_parallel_burst_spends_the_day_exactly_to_its_limit(url: &str) {
+    let server = spawn(url).await;
+    let day = day_start(server.clock_now());
+    let calls = format!("calls:{}", server.person.id);
+    let live = format!("live:{}", server.person.id);
+    for _ in 0..3 {
+        server
+            .store
+            .spend(&live, Window::Day, day, 20)
+            .await
+            .unwrap();
+    }
+    // 40 spends at once against a limit of 25: each admitted one counts once, with the live
+    // count read beside it.
+    let mut burst = tokio::task::JoinSet::new();
+    for _ in 0..40 {
+        let store = std::sync::Arc::clone(&server.store);
+        let (calls, live) = (calls.clone(), live.clone());
+        burst.spawn(async move {
+            store
+                .spend_reading(&calls, &live, Window::Day, day, 25)
+                .await
+                .unwrap()
+        });
+    }
+    let mut admitted: Vec<(i64, i64)> = burst.join_all().await.into_iter().flatten().collect();
+    admitted.sort_unstable();
+    assert_eq!(admitted, (1..=25).map(|n| (n, 3)).collect::<Vec<_>>());
+    assert_eq!(
+        server
+            .store
+            .usage_of_both(&calls, &live, Window::Day, day)
+            .await
+            .unwrap(),
+        (25, 3)
+    );
+}
+
 impl crate::support::Server {
     pub fn clock_now(&self) -> i64 {
         use mcp_door::Clock;
@@ -118,5 +157,6 @@ impl crate::support::Server {
 
 on_both_backends!(
     hourly_rate_then_429_with_retry_after,
-    quota_rides_every_result_and_help_is_free
+    quota_rides_every_result_and_help_is_free,
+    a_parallel_burst_spends_the_day_exactly_to_its_limit
 );

@@ -13,6 +13,7 @@ mod browser;
 mod cards;
 mod chromium;
 mod cluster;
+mod counting_store;
 mod declarations;
 mod docs;
 mod errors;

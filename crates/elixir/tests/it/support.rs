@@ -115,6 +115,8 @@ pub struct Options {
     /// Serve as `http://127.0.0.1:<port>` instead of [`ORIGIN`], so a real browser's `Origin`
     /// header and cookies match the issuer.
     pub browser_origin: bool,
+    /// Wraps the migrated store before the server is built on it (the statement counts).
+    pub wrap_store: Option<Box<dyn FnOnce(SharedStore) -> SharedStore + Send>>,
 }
 
 impl Default for Options {
@@ -128,6 +130,7 @@ impl Default for Options {
             redis_url: None,
             address_source: elixir::AddressSource::Peer,
             browser_origin: false,
+            wrap_store: None,
         }
     }
 }
@@ -139,7 +142,7 @@ pub async fn spawn(url: &str) -> Server {
     spawn_with(url, Options::default()).await
 }
 
-pub async fn spawn_with(url: &str, options: Options) -> Server {
+pub async fn spawn_with(url: &str, mut options: Options) -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -173,6 +176,10 @@ pub async fn spawn_with(url: &str, options: Options) -> Server {
         .await
         .expect("connect");
     store.migrate().await.expect("migrate");
+    let store = match options.wrap_store.take() {
+        Some(wrap) => wrap(store),
+        None => store,
+    };
     let clock = FakeClock::new(T0);
     let random = Arc::new(CountingRandom::new(options.seed));
     let mut specs = tools::registry();

@@ -6,6 +6,7 @@
 mod catalogue;
 mod polling;
 mod reads;
+mod statements;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
