@@ -36,8 +36,6 @@ pub trait AccountStore: Send + Sync + 'static {
     async fn agent(&self, id: Uuid) -> Result<Option<Agent>, StoreError>;
     /// The agent whose door carries this public id.
     async fn agent_by_public_id(&self, public_id: &str) -> Result<Option<Agent>, StoreError>;
-    /// The agent whose service key has this digest.
-    async fn agent_by_key_digest(&self, digest: &str) -> Result<Option<Agent>, StoreError>;
     /// The account's agents and integrations, oldest first.
     async fn agents_of(&self, owner: Uuid) -> Result<Vec<Agent>, StoreError>;
     /// Replaces (or with `None` revokes) the agent's key.
@@ -174,18 +172,6 @@ impl AccountStore for SqlStore {
             "SELECT {AGENT_COLUMNS} FROM agents WHERE public_id = $1"
         ))
         .bind(public_id)
-        .fetch_optional(&self.db)
-        .await?
-        .as_ref()
-        .map(rows::agent)
-        .transpose()
-    }
-
-    async fn agent_by_key_digest(&self, digest: &str) -> Result<Option<Agent>, StoreError> {
-        sql(format!(
-            "SELECT {AGENT_COLUMNS} FROM agents WHERE key_digest = $1"
-        ))
-        .bind(digest)
         .fetch_optional(&self.db)
         .await?
         .as_ref()

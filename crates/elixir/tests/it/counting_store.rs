@@ -105,11 +105,6 @@ impl AccountStore for CountingStore {
         self.inner.agent_by_public_id(public_id).await
     }
 
-    async fn agent_by_key_digest(&self, digest: &str) -> Result<Option<Agent>, StoreError> {
-        self.note("agent_by_key_digest");
-        self.inner.agent_by_key_digest(digest).await
-    }
-
     async fn agents_of(&self, owner: Uuid) -> Result<Vec<Agent>, StoreError> {
         self.note("agents_of");
         self.inner.agents_of(owner).await
