@@ -1,10 +1,11 @@
 //! The registry: the tools of this build (only what answers), one file per group
-//! ([`account`], [`cards`], [`help`]), declared with `crate::mcp::spec`; plus the names and
+//! ([`account`], [`cards`], [`war`], [`help`]), declared with `crate::mcp::spec`; plus the names and
 //! pointers the checks walk (the planned v1 surface, retired names, fixed docs pointers).
 
 pub mod account;
 pub mod cards;
 pub mod help;
+pub mod war;
 
 use std::sync::Arc;
 
@@ -19,6 +20,7 @@ use crate::services::Services;
 pub fn registry() -> Vec<ToolSpec> {
     let mut specs = vec![account::settings()];
     specs.extend(cards::specs());
+    specs.extend(war::specs());
     specs.extend(help::specs());
     specs.sort_by(|a, b| (a.group, a.title).cmp(&(b.group, b.title)));
     specs

@@ -73,6 +73,7 @@ async fn declarations_follow_the_conventions(url: &str) {
         let expected: &[&str] = match kind {
             Kind::Integration => &[
                 "cards_catalog",
+                "game_clock",
                 "elixir_changelog",
                 "elixir_docs",
                 "elixir_examples",
@@ -83,6 +84,7 @@ async fn declarations_follow_the_conventions(url: &str) {
             _ => &[
                 "elixir_settings",
                 "cards_catalog",
+                "game_clock",
                 "elixir_changelog",
                 "elixir_docs",
                 "elixir_examples",
@@ -107,8 +109,8 @@ async fn declarations_follow_the_conventions(url: &str) {
                 seen
             });
         let built: &[&str] = match kind {
-            Kind::Integration => &["Cards", "Help"],
-            _ => &["Account", "Cards", "Help"],
+            Kind::Integration => &["Cards", "War", "Help"],
+            _ => &["Account", "Cards", "War", "Help"],
         };
         assert_eq!(groups, built, "{kind}");
         let mut last: Option<(usize, String)> = None;
@@ -296,6 +298,52 @@ async fn declarations_follow_the_conventions(url: &str) {
             .map(|v| v.as_str().unwrap())
             .collect();
         for field in ["cards", "tower_troops", "total", "observed_at"] {
+            assert!(required.contains(&field), "{field}");
+        }
+        // the War group: game_clock as SURFACE §2.6 declares it, the same on every door
+        let clock = tools.iter().find(|t| t["name"] == "game_clock").unwrap();
+        assert_eq!(clock["title"], "War · Game clock");
+        assert_eq!(
+            clock["_meta"]["elixir.poapkings.com/tool"],
+            serde_json::json!({"group": "War", "scope": "cr:read", "flags": []})
+        );
+        assert_eq!(clock["annotations"]["readOnlyHint"], true);
+        assert_eq!(clock["annotations"]["destructiveHint"], false);
+        assert_eq!(clock["annotations"]["openWorldHint"], false);
+        assert!(
+            clock["description"]
+                .as_str()
+                .unwrap()
+                .starts_with("Reference tool:")
+        );
+        let props = &clock["inputSchema"]["properties"];
+        let keys: std::collections::BTreeSet<&str> = props
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["at", "timezone", "verbosity"].into(), "{kind}");
+        assert!(clock["inputSchema"].get("required").is_none());
+        assert_eq!(props["at"]["maxLength"], 40);
+        assert_eq!(
+            (
+                props["timezone"]["minLength"].clone(),
+                props["timezone"]["maxLength"].clone()
+            ),
+            (serde_json::json!(1), serde_json::json!(64))
+        );
+        assert_eq!(
+            props["verbosity"]["description"],
+            "One size; accepted and ignored."
+        );
+        let required: Vec<&str> = clock["outputSchema"]["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        for field in ["game_day", "season", "war", "next"] {
             assert!(required.contains(&field), "{field}");
         }
     }

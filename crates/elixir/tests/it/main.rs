@@ -12,6 +12,7 @@ mod auth;
 mod browser;
 mod cards;
 mod chromium;
+mod clock;
 mod cluster;
 mod counting_store;
 mod declarations;
