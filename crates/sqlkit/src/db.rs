@@ -13,9 +13,9 @@
 use std::borrow::Cow;
 
 use sqlx::pool::PoolConnection;
-use sqlx::postgres::{PgPool, PgRow};
+use sqlx::postgres::{PgConnection, PgPool, PgRow};
 use sqlx::query::Query;
-use sqlx::sqlite::{SqlitePool, SqliteRow};
+use sqlx::sqlite::{SqliteConnection, SqlitePool, SqliteRow};
 use sqlx::{Database, Encode, Postgres, Sqlite, Transaction, Type};
 use uuid::Uuid;
 
@@ -178,28 +178,43 @@ where
         })
 }
 
-impl Runner for &Db {
+/// Where one statement runs: the backend's own executor, a pool or a held connection (a
+/// transaction's included). The three [`Runner`]s lend theirs; each statement kind is
+/// written once below, one arm per executor.
+enum Target<'a> {
+    SqlitePool(&'a SqlitePool),
+    PostgresPool(&'a PgPool),
+    Sqlite(&'a mut SqliteConnection),
+    Postgres(&'a mut PgConnection),
+}
+
+impl Target<'_> {
     async fn execute(self, s: Statement) -> Result<Done, DbFailure> {
-        let done = match self {
-            Db::Sqlite(pool) => bind_all::<Sqlite>(&s).execute(pool).await?.rows_affected(),
-            Db::Postgres(pool) => bind_all::<Postgres>(&s)
-                .execute(pool)
-                .await?
-                .rows_affected(),
+        let rows_affected = match self {
+            Target::SqlitePool(e) => bind_all::<Sqlite>(&s).execute(e).await?.rows_affected(),
+            Target::Sqlite(e) => bind_all::<Sqlite>(&s).execute(e).await?.rows_affected(),
+            Target::PostgresPool(e) => bind_all::<Postgres>(&s).execute(e).await?.rows_affected(),
+            Target::Postgres(e) => bind_all::<Postgres>(&s).execute(e).await?.rows_affected(),
         };
-        Ok(Done {
-            rows_affected: done,
-        })
+        Ok(Done { rows_affected })
     }
 
     async fn fetch_optional(self, s: Statement) -> Result<Option<Row>, DbFailure> {
         Ok(match self {
-            Db::Sqlite(pool) => bind_all::<Sqlite>(&s)
-                .fetch_optional(pool)
+            Target::SqlitePool(e) => bind_all::<Sqlite>(&s)
+                .fetch_optional(e)
                 .await?
                 .map(Row::Sqlite),
-            Db::Postgres(pool) => bind_all::<Postgres>(&s)
-                .fetch_optional(pool)
+            Target::Sqlite(e) => bind_all::<Sqlite>(&s)
+                .fetch_optional(e)
+                .await?
+                .map(Row::Sqlite),
+            Target::PostgresPool(e) => bind_all::<Postgres>(&s)
+                .fetch_optional(e)
+                .await?
+                .map(Row::Postgres),
+            Target::Postgres(e) => bind_all::<Postgres>(&s)
+                .fetch_optional(e)
                 .await?
                 .map(Row::Postgres),
         })
@@ -207,100 +222,84 @@ impl Runner for &Db {
 
     async fn fetch_all(self, s: Statement) -> Result<Vec<Row>, DbFailure> {
         Ok(match self {
-            Db::Sqlite(pool) => rows(bind_all::<Sqlite>(&s).fetch_all(pool).await?, Row::Sqlite),
-            Db::Postgres(pool) => rows(
-                bind_all::<Postgres>(&s).fetch_all(pool).await?,
-                Row::Postgres,
-            ),
+            Target::SqlitePool(e) => rows(bind_all::<Sqlite>(&s).fetch_all(e).await?, Row::Sqlite),
+            Target::Sqlite(e) => rows(bind_all::<Sqlite>(&s).fetch_all(e).await?, Row::Sqlite),
+            Target::PostgresPool(e) => {
+                rows(bind_all::<Postgres>(&s).fetch_all(e).await?, Row::Postgres)
+            }
+            Target::Postgres(e) => {
+                rows(bind_all::<Postgres>(&s).fetch_all(e).await?, Row::Postgres)
+            }
         })
     }
 }
 
-impl Runner for &mut Tx {
-    async fn execute(self, s: Statement) -> Result<Done, DbFailure> {
-        let done = match self {
-            Tx::Sqlite(tx) => bind_all::<Sqlite>(&s)
-                .execute(&mut **tx)
-                .await?
-                .rows_affected(),
-            Tx::Postgres(tx) => bind_all::<Postgres>(&s)
-                .execute(&mut **tx)
-                .await?
-                .rows_affected(),
-        };
-        Ok(Done {
-            rows_affected: done,
-        })
-    }
-
-    async fn fetch_optional(self, s: Statement) -> Result<Option<Row>, DbFailure> {
-        Ok(match self {
-            Tx::Sqlite(tx) => bind_all::<Sqlite>(&s)
-                .fetch_optional(&mut **tx)
-                .await?
-                .map(Row::Sqlite),
-            Tx::Postgres(tx) => bind_all::<Postgres>(&s)
-                .fetch_optional(&mut **tx)
-                .await?
-                .map(Row::Postgres),
-        })
-    }
-
-    async fn fetch_all(self, s: Statement) -> Result<Vec<Row>, DbFailure> {
-        Ok(match self {
-            Tx::Sqlite(tx) => rows(
-                bind_all::<Sqlite>(&s).fetch_all(&mut **tx).await?,
-                Row::Sqlite,
-            ),
-            Tx::Postgres(tx) => rows(
-                bind_all::<Postgres>(&s).fetch_all(&mut **tx).await?,
-                Row::Postgres,
-            ),
-        })
+impl<'a> From<&'a Db> for Target<'a> {
+    fn from(db: &'a Db) -> Self {
+        match db {
+            Db::Sqlite(pool) => Target::SqlitePool(pool),
+            Db::Postgres(pool) => Target::PostgresPool(pool),
+        }
     }
 }
 
-impl Runner for &mut Conn {
-    async fn execute(self, s: Statement) -> Result<Done, DbFailure> {
-        let done = match self {
-            Conn::Sqlite(c) => bind_all::<Sqlite>(&s)
-                .execute(&mut **c)
-                .await?
-                .rows_affected(),
-            Conn::Postgres(c) => bind_all::<Postgres>(&s)
-                .execute(&mut **c)
-                .await?
-                .rows_affected(),
-        };
-        Ok(Done {
-            rows_affected: done,
-        })
+impl<'a> From<&'a mut Tx> for Target<'a> {
+    fn from(tx: &'a mut Tx) -> Self {
+        match tx {
+            Tx::Sqlite(tx) => Target::Sqlite(tx),
+            Tx::Postgres(tx) => Target::Postgres(tx),
+        }
+    }
+}
+
+impl<'a> From<&'a mut Conn> for Target<'a> {
+    fn from(conn: &'a mut Conn) -> Self {
+        match conn {
+            Conn::Sqlite(c) => Target::Sqlite(c),
+            Conn::Postgres(c) => Target::Postgres(c),
+        }
+    }
+}
+
+/// The three runners, each lending its executor to [`Target`].
+mod lend {
+    use super::{Conn, Db, Done, Row, Runner, Statement, Target, Tx};
+    use crate::DbFailure;
+
+    impl Runner for &Db {
+        async fn execute(self, s: Statement) -> Result<Done, DbFailure> {
+            Target::from(self).execute(s).await
+        }
+        async fn fetch_optional(self, s: Statement) -> Result<Option<Row>, DbFailure> {
+            Target::from(self).fetch_optional(s).await
+        }
+        async fn fetch_all(self, s: Statement) -> Result<Vec<Row>, DbFailure> {
+            Target::from(self).fetch_all(s).await
+        }
     }
 
-    async fn fetch_optional(self, s: Statement) -> Result<Option<Row>, DbFailure> {
-        Ok(match self {
-            Conn::Sqlite(c) => bind_all::<Sqlite>(&s)
-                .fetch_optional(&mut **c)
-                .await?
-                .map(Row::Sqlite),
-            Conn::Postgres(c) => bind_all::<Postgres>(&s)
-                .fetch_optional(&mut **c)
-                .await?
-                .map(Row::Postgres),
-        })
+    impl Runner for &mut Tx {
+        async fn execute(self, s: Statement) -> Result<Done, DbFailure> {
+            Target::from(self).execute(s).await
+        }
+        async fn fetch_optional(self, s: Statement) -> Result<Option<Row>, DbFailure> {
+            Target::from(self).fetch_optional(s).await
+        }
+        async fn fetch_all(self, s: Statement) -> Result<Vec<Row>, DbFailure> {
+            Target::from(self).fetch_all(s).await
+        }
     }
 
-    async fn fetch_all(self, s: Statement) -> Result<Vec<Row>, DbFailure> {
-        Ok(match self {
-            Conn::Sqlite(c) => rows(
-                bind_all::<Sqlite>(&s).fetch_all(&mut **c).await?,
-                Row::Sqlite,
-            ),
-            Conn::Postgres(c) => rows(
-                bind_all::<Postgres>(&s).fetch_all(&mut **c).await?,
-                Row::Postgres,
-            ),
-        })
+    impl Runner for &mut Conn {
+        async fn execute(self, s: Statement) -> Result<Done, DbFailure> {
+            Target::from(self).execute(s).await
+        }
+        async fn fetch_optional(self, s: Statement) -> Result<Option<Row>, DbFailure> {
+            Target::from(self).fetch_optional(s).await
+        }
+        async fn fetch_all(self, s: Statement) -> Result<Vec<Row>, DbFailure> {
+            Target::from(self).fetch_all(s).await
+        }
     }
 }
 
