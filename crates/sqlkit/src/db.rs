@@ -141,18 +141,30 @@ impl Statement {
     }
 }
 
-/// Where a [`Statement`] runs: `&Db` (a pooled connection per statement), `&mut Conn` (one
-/// held connection) or `&mut Tx`.
-pub trait Runner: Send {
-    fn execute(self, statement: Statement) -> impl Future<Output = Result<Done, DbFailure>> + Send;
+/// Where a [`Statement`] runs: `&Db` (a pooled connection per statement), `&mut Tx` or
+/// `&mut Conn`. Each only lends its executor; the statements run in [`Target`], once.
+pub trait Runner: Send + Sized {
+    /// The executor this runner lends (sqlkit's three runners only).
+    #[doc(hidden)]
+    fn lend<'s>(self) -> Target<'s>
+    where
+        Self: 's;
+
+    fn execute(self, statement: Statement) -> impl Future<Output = Result<Done, DbFailure>> + Send {
+        async move { self.lend().execute(statement).await }
+    }
     fn fetch_optional(
         self,
         statement: Statement,
-    ) -> impl Future<Output = Result<Option<Row>, DbFailure>> + Send;
+    ) -> impl Future<Output = Result<Option<Row>, DbFailure>> + Send {
+        async move { self.lend().fetch_optional(statement).await }
+    }
     fn fetch_all(
         self,
         statement: Statement,
-    ) -> impl Future<Output = Result<Vec<Row>, DbFailure>> + Send;
+    ) -> impl Future<Output = Result<Vec<Row>, DbFailure>> + Send {
+        async move { self.lend().fetch_all(statement).await }
+    }
 }
 
 /// The sqlx query of a statement, on any backend that takes the argument types of [`Arg`].
@@ -180,8 +192,9 @@ where
 
 /// Where one statement runs: the backend's own executor, a pool or a held connection (a
 /// transaction's included). The three [`Runner`]s lend theirs; each statement kind is
-/// written once below, one arm per executor.
-enum Target<'a> {
+/// written once below, one arm per executor. Public only because [`Runner::lend`] names
+/// it; the crate does not export it.
+pub enum Target<'a> {
     SqlitePool(&'a SqlitePool),
     PostgresPool(&'a PgPool),
     Sqlite(&'a mut SqliteConnection),
@@ -234,71 +247,38 @@ impl Target<'_> {
     }
 }
 
-impl<'a> From<&'a Db> for Target<'a> {
-    fn from(db: &'a Db) -> Self {
-        match db {
+impl Runner for &Db {
+    fn lend<'s>(self) -> Target<'s>
+    where
+        Self: 's,
+    {
+        match self {
             Db::Sqlite(pool) => Target::SqlitePool(pool),
             Db::Postgres(pool) => Target::PostgresPool(pool),
         }
     }
 }
 
-impl<'a> From<&'a mut Tx> for Target<'a> {
-    fn from(tx: &'a mut Tx) -> Self {
-        match tx {
+impl Runner for &mut Tx {
+    fn lend<'s>(self) -> Target<'s>
+    where
+        Self: 's,
+    {
+        match self {
             Tx::Sqlite(tx) => Target::Sqlite(tx),
             Tx::Postgres(tx) => Target::Postgres(tx),
         }
     }
 }
 
-impl<'a> From<&'a mut Conn> for Target<'a> {
-    fn from(conn: &'a mut Conn) -> Self {
-        match conn {
+impl Runner for &mut Conn {
+    fn lend<'s>(self) -> Target<'s>
+    where
+        Self: 's,
+    {
+        match self {
             Conn::Sqlite(c) => Target::Sqlite(c),
             Conn::Postgres(c) => Target::Postgres(c),
-        }
-    }
-}
-
-/// The three runners, each lending its executor to [`Target`].
-mod lend {
-    use super::{Conn, Db, Done, Row, Runner, Statement, Target, Tx};
-    use crate::DbFailure;
-
-    impl Runner for &Db {
-        async fn execute(self, s: Statement) -> Result<Done, DbFailure> {
-            Target::from(self).execute(s).await
-        }
-        async fn fetch_optional(self, s: Statement) -> Result<Option<Row>, DbFailure> {
-            Target::from(self).fetch_optional(s).await
-        }
-        async fn fetch_all(self, s: Statement) -> Result<Vec<Row>, DbFailure> {
-            Target::from(self).fetch_all(s).await
-        }
-    }
-
-    impl Runner for &mut Tx {
-        async fn execute(self, s: Statement) -> Result<Done, DbFailure> {
-            Target::from(self).execute(s).await
-        }
-        async fn fetch_optional(self, s: Statement) -> Result<Option<Row>, DbFailure> {
-            Target::from(self).fetch_optional(s).await
-        }
-        async fn fetch_all(self, s: Statement) -> Result<Vec<Row>, DbFailure> {
-            Target::from(self).fetch_all(s).await
-        }
-    }
-
-    impl Runner for &mut Conn {
-        async fn execute(self, s: Statement) -> Result<Done, DbFailure> {
-            Target::from(self).execute(s).await
-        }
-        async fn fetch_optional(self, s: Statement) -> Result<Option<Row>, DbFailure> {
-            Target::from(self).fetch_optional(s).await
-        }
-        async fn fetch_all(self, s: Statement) -> Result<Vec<Row>, DbFailure> {
-            Target::from(self).fetch_all(s).await
         }
     }
 }
