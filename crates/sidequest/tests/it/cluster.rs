@@ -342,8 +342,10 @@ async fn concurrency_holds_across_instances() {
         global_concurrency: 3,
         ..Limits::default()
     };
+    // Long enough that the held requests outlive every step before their bodies are sent,
+    // even on a loaded 2-core machine (3 s was seen to expire first under a parallel build).
     let door = DoorConfig {
-        body_timeout: Duration::from_secs(3),
+        body_timeout: Duration::from_secs(8),
         ..DoorConfig::default()
     };
     let Some(c) = Cluster::start(limits, door, 3).await else {
@@ -405,7 +407,7 @@ async fn concurrency_holds_across_instances() {
     ping_ok(&c.a.client(t3).request("ping", json!({})).await);
     c.wait_in_flight(2).await;
 
-    // a body that never completes times out with 408 (body_timeout 3 s) and frees its slots
+    // a body that never completes times out with 408 (body_timeout 8 s) and frees its slots
     let (status, _) = held_b.finish(false).await;
     assert_eq!(status, 408);
     c.wait_in_flight(1).await;
