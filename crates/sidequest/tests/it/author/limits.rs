@@ -213,7 +213,7 @@ async fn the_global_gate_is_shared_by_both_doors(url: &str) {
                     ..Limits::default()
                 },
                 door: DoorConfig {
-                    body_timeout: Duration::from_secs(3),
+                    body_timeout: Duration::from_secs(6),
                     ..DoorConfig::default()
                 },
                 ..ServeConfig::default().server
