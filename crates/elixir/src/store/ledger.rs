@@ -215,17 +215,8 @@ impl LedgerStore for SqlStore {
         account_id: Uuid,
         limit: i64,
     ) -> Result<Vec<AuditEntry>, StoreError> {
-        sql(format!(
-            "SELECT {AUDIT_COLUMNS} FROM audit WHERE account_id = $1 \
-             ORDER BY created_at DESC LIMIT $2"
-        ))
-        .bind(account_id)
-        .bind(limit)
-        .fetch_all(&self.db)
-        .await?
-        .iter()
-        .map(rows::audit)
-        .collect()
+        self.recent_audit_where("account_id", account_id, limit)
+            .await
     }
 
     async fn recent_agent_audit(
@@ -233,17 +224,7 @@ impl LedgerStore for SqlStore {
         agent_id: Uuid,
         limit: i64,
     ) -> Result<Vec<AuditEntry>, StoreError> {
-        sql(format!(
-            "SELECT {AUDIT_COLUMNS} FROM audit WHERE agent_id = $1 \
-             ORDER BY created_at DESC LIMIT $2"
-        ))
-        .bind(agent_id)
-        .bind(limit)
-        .fetch_all(&self.db)
-        .await?
-        .iter()
-        .map(rows::audit)
-        .collect()
+        self.recent_audit_where("agent_id", agent_id, limit).await
     }
 
     async fn insert_feedback(&self, f: &NewFeedback) -> Result<Feedback, StoreError> {
@@ -390,5 +371,28 @@ impl LedgerStore for SqlStore {
                 .await?,
         )?;
         self.feedback(r.id).await?.ok_or(StoreError::NotFound)
+    }
+}
+
+impl SqlStore {
+    /// The newest `limit` audit rows whose `column` (`account_id` or `agent_id`, never user
+    /// input) is `id`.
+    async fn recent_audit_where(
+        &self,
+        column: &'static str,
+        id: Uuid,
+        limit: i64,
+    ) -> Result<Vec<AuditEntry>, StoreError> {
+        sql(format!(
+            "SELECT {AUDIT_COLUMNS} FROM audit WHERE {column} = $1 \
+             ORDER BY created_at DESC LIMIT $2"
+        ))
+        .bind(id)
+        .bind(limit)
+        .fetch_all(&self.db)
+        .await?
+        .iter()
+        .map(rows::audit)
+        .collect()
     }
 }
