@@ -109,6 +109,7 @@ pub async fn create_agent(
         key_scopes: String::new(),
         timezone: None,
         created_at: now,
+        clan_tag: None,
     };
     store.create_agent(&agent).await?;
     Ok(IssuedAgent { agent, service_key })

@@ -8,6 +8,66 @@ pub use elixir_record::calendar::game_date_millis as game_day;
 pub use elixir_record::tag::normalize_tag;
 pub use elixir_record::time::{Millis, is_time_zone, iso_millis as iso};
 
+/// A name as searches and name matches compare it (§1.4): trimmed, NFKC, lower-cased.
+pub fn name_key(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    name.trim().nfkc().collect::<String>().to_lowercase()
+}
+
+/// Fills what `stored` (a normalized battle as JSON) lacks from `seen`, the same battle from
+/// another log: top-level nulls and absent keys, and each participant's (matched by tag on
+/// either side) nulls and absent keys. Nothing stored is overwritten. True when it changed.
+pub fn fill_missing_battle(stored: &mut serde_json::Value, seen: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    fn fill(into: &mut Value, from: &Value) -> bool {
+        let (Value::Object(into), Value::Object(from)) = (into, from) else {
+            return false;
+        };
+        let mut changed = false;
+        for (key, value) in from {
+            if matches!(key.as_str(), "team" | "opponent") || value.is_null() {
+                continue;
+            }
+            match into.get_mut(key) {
+                None | Some(Value::Null) => {
+                    into.insert(key.clone(), value.clone());
+                    changed = true;
+                }
+                Some(existing @ Value::Object(_)) => changed |= fill(existing, value),
+                Some(_) => {}
+            }
+        }
+        changed
+    }
+    let seen_participants: Vec<&Value> = ["team", "opponent"]
+        .iter()
+        .filter_map(|side| seen.get(side).and_then(Value::as_array))
+        .flatten()
+        .collect();
+    let mut changed = fill(stored, seen);
+    for side in ["team", "opponent"] {
+        let Some(list) = stored.get_mut(side).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for participant in list {
+            let Some(tag) = participant
+                .get("tag")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+            else {
+                continue;
+            };
+            if let Some(other) = seen_participants
+                .iter()
+                .find(|p| p.get("tag").and_then(Value::as_str) == Some(tag.as_str()))
+            {
+                changed |= fill(participant, other);
+            }
+        }
+    }
+    changed
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FeedbackStatus {
     New,

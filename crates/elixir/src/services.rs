@@ -29,6 +29,8 @@ pub struct AgentRef {
     pub id: Uuid,
     pub public_id: String,
     pub name: String,
+    /// The clan the door answers for; `None` until the owner sets it.
+    pub clan_tag: Option<String>,
 }
 
 /// Elixir's view of an authenticated caller, attached to the door's `Principal`.

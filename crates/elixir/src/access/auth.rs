@@ -333,6 +333,7 @@ impl DoorAuth {
                 id: agent.id,
                 public_id: agent.public_id.clone(),
                 name: agent.name.clone(),
+                clan_tag: agent.clan_tag.clone(),
             }),
             tier: owner.tier.for_agent(),
             timezone: agent.timezone.clone().unwrap_or_else(|| "UTC".into()),

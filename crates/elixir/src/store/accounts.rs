@@ -140,7 +140,7 @@ impl AccountStore for SqlStore {
     async fn create_agent(&self, a: &Agent) -> Result<(), StoreError> {
         sql(format!(
             "INSERT INTO agents ({AGENT_COLUMNS}) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
         ))
         .bind(a.id)
         .bind(&a.public_id)
@@ -152,6 +152,7 @@ impl AccountStore for SqlStore {
         .bind(&a.key_scopes)
         .bind(a.timezone.as_deref())
         .bind(a.created_at)
+        .bind(a.clan_tag.as_deref())
         .execute(&self.db)
         .await?;
         Ok(())

@@ -1,5 +1,5 @@
 //! The storage boundary: the area traits a caller names ([`AccountStore`], [`MeteringStore`],
-//! [`LedgerStore`], [`PollStore`], plus the store's own [`Lifecycle`]), [`Store`] their union
+//! [`LedgerStore`], [`PollStore`], [`TrackingStore`], [`RecordStore`], plus the store's own [`Lifecycle`]), [`Store`] their union
 //! for the [`SharedStore`] every part of the server holds, and one implementation,
 //! [`SqlStore`], over SQLite (the embedded default) and PostgreSQL with each statement
 //! written once. The entities are `crate::model`'s; database errors are classified by
@@ -11,8 +11,10 @@ mod accounts;
 mod ledger;
 mod metering;
 mod polls;
+mod record;
 mod rows;
 mod sql_store;
+mod tracking;
 
 use std::sync::Arc;
 
@@ -20,13 +22,27 @@ pub use accounts::AccountStore;
 pub use ledger::LedgerStore;
 pub use metering::MeteringStore;
 pub use polls::PollStore;
+pub use record::{BattleQuery, RecordStore};
 pub use sql_store::{Lifecycle, SqlStore, StoreError};
+pub use tracking::{Bound, Identity, TrackingStore};
 
 /// Every area at once: what the server shares. Implemented for anything that implements
 /// them all, so a caller that needs one area can name just that trait.
-pub trait Store: Lifecycle + AccountStore + MeteringStore + LedgerStore + PollStore {}
+pub trait Store:
+    Lifecycle + AccountStore + MeteringStore + LedgerStore + PollStore + TrackingStore + RecordStore
+{
+}
 
-impl<T> Store for T where T: Lifecycle + AccountStore + MeteringStore + LedgerStore + PollStore {}
+impl<T> Store for T where
+    T: Lifecycle
+        + AccountStore
+        + MeteringStore
+        + LedgerStore
+        + PollStore
+        + TrackingStore
+        + RecordStore
+{
+}
 
 /// The store every part of the server shares.
 pub type SharedStore = Arc<dyn Store>;

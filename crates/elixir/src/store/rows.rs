@@ -17,7 +17,7 @@ pub(super) const ACCOUNT_COLUMNS: &str =
     "id, email, tier, timezone, primary_player_tag, created_at";
 /// The columns of `agents`, in [`Agent`]'s order.
 pub(super) const AGENT_COLUMNS: &str = "id, public_id, owner_account_id, name, kind, suspended, \
-     key_digest, key_scopes, timezone, created_at";
+     key_digest, key_scopes, timezone, created_at, clan_tag";
 /// The columns of `feedback`, in [`Feedback`]'s order.
 pub(super) const FEEDBACK_COLUMNS: &str = "id, account_id, agent_id, principal_kind, \
      on_behalf_of, category, message, context, request_id, status, response, responded_at, \
@@ -114,6 +114,7 @@ pub(super) fn agent(r: &impl Cols) -> Result<Agent, StoreError> {
         key_scopes: r.text("key_scopes")?,
         timezone: r.opt_text("timezone")?,
         created_at: r.int("created_at")?,
+        clan_tag: r.opt_text("clan_tag")?,
     })
 }
 
@@ -214,7 +215,7 @@ mod tests {
             agent.starts_with("g.id, g.public_id, g.owner_account_id, "),
             "{agent}"
         );
-        assert!(agent.ends_with(", g.timezone, g.created_at"), "{agent}");
-        assert_eq!(agent.matches("g.").count(), 10);
+        assert!(agent.ends_with(", g.created_at, g.clan_tag"), "{agent}");
+        assert_eq!(agent.matches("g.").count(), 11);
     }
 }

@@ -28,6 +28,11 @@ const SQLITE_MIGRATIONS: Embedded = Embedded(&[
         "audit by agent",
         include_str!("../../migrations/sqlite/2000003_audit_agent.sql"),
     ),
+    (
+        2_000_004,
+        "the record",
+        include_str!("../../migrations/sqlite/2000004_record.sql"),
+    ),
 ]);
 
 const POSTGRES_MIGRATIONS: Embedded = Embedded(&[
@@ -45,6 +50,11 @@ const POSTGRES_MIGRATIONS: Embedded = Embedded(&[
         2_000_003,
         "audit by agent",
         include_str!("../../migrations/postgres/2000003_audit_agent.sql"),
+    ),
+    (
+        2_000_004,
+        "the record",
+        include_str!("../../migrations/postgres/2000004_record.sql"),
     ),
 ]);
 

@@ -17,6 +17,8 @@ pub struct Answer {
     pub status: u16,
     /// `Retry-After` in milliseconds, when present as delay-seconds.
     pub retry_after_ms: Option<Millis>,
+    /// `Cache-Control: max-age` in milliseconds, when sent.
+    pub max_age_ms: Option<Millis>,
     pub body: Vec<u8>,
 }
 
@@ -78,6 +80,11 @@ impl CrClient {
             .get(http::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(parse_retry_after);
+        let max_age_ms = response
+            .headers()
+            .get(http::header::CACHE_CONTROL)
+            .and_then(|v| v.to_str().ok())
+            .and_then(max_age);
         let mut body = Vec::new();
         while let Some(chunk) = response
             .chunk()
@@ -94,14 +101,37 @@ impl CrClient {
         Ok(Answer {
             status,
             retry_after_ms,
+            max_age_ms,
             body,
         })
     }
 }
 
+/// `max-age=N` of a `Cache-Control` value, in milliseconds.
+fn max_age(value: &str) -> Option<Millis> {
+    value.split(',').find_map(|part| {
+        let seconds = part
+            .trim()
+            .strip_prefix("max-age=")?
+            .trim()
+            .parse::<i64>()
+            .ok()?;
+        (seconds >= 0).then_some(seconds.saturating_mul(1000))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn max_age_is_read_from_cache_control() {
+        assert_eq!(max_age("max-age=60"), Some(60_000));
+        assert_eq!(max_age("public, max-age=120"), Some(120_000));
+        assert_eq!(max_age("no-cache"), None);
+        assert_eq!(max_age("max-age=-1"), None);
+        assert_eq!(max_age("max-age=soon"), None);
+    }
 
     #[test]
     fn configuration_is_checked_and_the_token_never_shows() {

@@ -22,18 +22,27 @@ use crate::store::SharedStore;
 pub use archive::Archive;
 pub use budget::{Admission, Budget, BudgetConfig, Lane, PauseCause, Reaction, Refusal};
 pub use client::CrClient;
+use elixir_record::Tag;
 pub use error::UpstreamError;
 
 /// The official API's base URL.
 pub const DEFAULT_BASE_URL: &str = "https://api.clashroyale.com/v1";
 
 /// What the API is read for. Each endpoint has a path template (what receipts record) and a
-/// subject (the tag it is about, if any).
+/// subject (the tag it is about, if any); tags go upstream as `%23…` (§6.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Endpoint {
     /// `GET /cards`: the card catalogue.
     Cards,
+    /// `GET /players/{tag}`: a profile and its collection.
+    Player(Tag),
+    /// `GET /players/{tag}/battlelog`: the latest ~30 battles.
+    Battlelog(Tag),
+    /// `GET /clans/{tag}`: a clan and its member list.
+    Clan(Tag),
+    /// `GET /clans/{tag}/members`: the member list alone (paged).
+    ClanMembers(Tag),
 }
 
 impl Endpoint {
@@ -41,6 +50,10 @@ impl Endpoint {
     pub fn template(&self) -> &'static str {
         match self {
             Endpoint::Cards => "/cards",
+            Endpoint::Player(_) => "/players/{tag}",
+            Endpoint::Battlelog(_) => "/players/{tag}/battlelog",
+            Endpoint::Clan(_) => "/clans/{tag}",
+            Endpoint::ClanMembers(_) => "/clans/{tag}/members",
         }
     }
 
@@ -48,6 +61,10 @@ impl Endpoint {
     pub fn path(&self) -> String {
         match self {
             Endpoint::Cards => "/cards".to_owned(),
+            Endpoint::Player(t) => format!("/players/{}", t.path()),
+            Endpoint::Battlelog(t) => format!("/players/{}/battlelog", t.path()),
+            Endpoint::Clan(t) => format!("/clans/{}", t.path()),
+            Endpoint::ClanMembers(t) => format!("/clans/{}/members", t.path()),
         }
     }
 
@@ -55,6 +72,10 @@ impl Endpoint {
     pub fn subject(&self) -> Option<String> {
         match self {
             Endpoint::Cards => None,
+            Endpoint::Player(t)
+            | Endpoint::Battlelog(t)
+            | Endpoint::Clan(t)
+            | Endpoint::ClanMembers(t) => Some(t.to_string()),
         }
     }
 }
@@ -100,6 +121,8 @@ pub struct Fetched {
     pub payload_sha256: String,
     pub fetched_at: Millis,
     pub admission: Admission,
+    /// The upstream cache's `max-age`: reading again sooner returns the same payload.
+    pub max_age_ms: Option<Millis>,
 }
 
 /// The API as the recorder reads it: budget, client, archive, receipts.
@@ -218,6 +241,7 @@ impl Upstream {
             payload_sha256: sha,
             fetched_at,
             admission,
+            max_age_ms: answer.max_age_ms,
         })
     }
 }

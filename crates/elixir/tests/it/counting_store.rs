@@ -13,8 +13,14 @@ use elixir::model::{
     Ledger, NewFeedback, PollClaim, RawPayload, Receipt, Refusal, RefusalCount, StoredCatalogue,
     Window,
 };
+use elixir::model::{
+    ClanRow, CorpusCounts, CoverageGap, Ingested, LogRead, MemberSeen, Membership, NewBattle,
+    PlayerRow, PlayerSnapshot, Poll, PollDone, PollEndpoint, Principal, RecordedBattle, SlotUse,
+    TrackClan, TrackPlayer, TrackResult, TrackedClan, TrackedPlayer,
+};
 use elixir::store::{
-    AccountStore, LedgerStore, Lifecycle, MeteringStore, PollStore, SharedStore, StoreError,
+    AccountStore, BattleQuery, Bound, Identity, LedgerStore, Lifecycle, MeteringStore, PollStore,
+    RecordStore, SharedStore, StoreError, TrackingStore,
 };
 use uuid::Uuid;
 
@@ -348,5 +354,318 @@ impl PollStore for CountingStore {
     ) -> Result<(), StoreError> {
         self.note("finish_poll");
         self.inner.finish_poll(job, slot, owner, at).await
+    }
+}
+
+#[async_trait]
+impl TrackingStore for CountingStore {
+    async fn track_player(&self, request: &TrackPlayer) -> Result<TrackResult, StoreError> {
+        self.note("track_player");
+        self.inner.track_player(request).await
+    }
+
+    async fn untrack_player(
+        &self,
+        account: Uuid,
+        principal: Principal,
+        tag: &str,
+    ) -> Result<bool, StoreError> {
+        self.note("untrack_player");
+        self.inner.untrack_player(account, principal, tag).await
+    }
+
+    async fn set_player_notify(
+        &self,
+        account: Uuid,
+        principal: Principal,
+        tag: &str,
+        notify: bool,
+    ) -> Result<Option<bool>, StoreError> {
+        self.note("set_player_notify");
+        self.inner
+            .set_player_notify(account, principal, tag, notify)
+            .await
+    }
+
+    async fn tracked_players(
+        &self,
+        account: Uuid,
+        principal: Principal,
+    ) -> Result<Vec<TrackedPlayer>, StoreError> {
+        self.note("tracked_players");
+        self.inner.tracked_players(account, principal).await
+    }
+
+    async fn track_clan(&self, request: &TrackClan) -> Result<TrackResult, StoreError> {
+        self.note("track_clan");
+        self.inner.track_clan(request).await
+    }
+
+    async fn untrack_clan(
+        &self,
+        account: Uuid,
+        principal: Principal,
+        tag: &str,
+    ) -> Result<bool, StoreError> {
+        self.note("untrack_clan");
+        self.inner.untrack_clan(account, principal, tag).await
+    }
+
+    async fn set_clan_notify(
+        &self,
+        account: Uuid,
+        principal: Principal,
+        tag: &str,
+        notify: bool,
+    ) -> Result<Option<bool>, StoreError> {
+        self.note("set_clan_notify");
+        self.inner
+            .set_clan_notify(account, principal, tag, notify)
+            .await
+    }
+
+    async fn tracked_clans(
+        &self,
+        account: Uuid,
+        principal: Principal,
+    ) -> Result<Vec<TrackedClan>, StoreError> {
+        self.note("tracked_clans");
+        self.inner.tracked_clans(account, principal).await
+    }
+
+    async fn slot_use(&self, account: Uuid) -> Result<SlotUse, StoreError> {
+        self.note("slot_use");
+        self.inner.slot_use(account).await
+    }
+
+    async fn set_nickname(
+        &self,
+        account: Uuid,
+        principal: Principal,
+        tag: &str,
+        nickname: Option<&str>,
+        at: Millis,
+    ) -> Result<Option<String>, StoreError> {
+        self.note("set_nickname");
+        self.inner
+            .set_nickname(account, principal, tag, nickname, at)
+            .await
+    }
+
+    async fn nicknames(
+        &self,
+        account: Uuid,
+        principal: Principal,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        self.note("nicknames");
+        self.inner.nicknames(account, principal).await
+    }
+
+    async fn bind_identity(&self, agent: Uuid, identity: &Identity) -> Result<Bound, StoreError> {
+        self.note("bind_identity");
+        self.inner.bind_identity(agent, identity).await
+    }
+
+    async fn identity(
+        &self,
+        agent: Uuid,
+        external_id: &str,
+    ) -> Result<Option<Identity>, StoreError> {
+        self.note("identity");
+        self.inner.identity(agent, external_id).await
+    }
+
+    async fn identities(
+        &self,
+        agent: Uuid,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(Vec<Identity>, i64), StoreError> {
+        self.note("identities");
+        self.inner.identities(agent, limit, offset).await
+    }
+
+    async fn set_agent_clan(&self, agent: Uuid, clan_tag: Option<&str>) -> Result<(), StoreError> {
+        self.note("set_agent_clan");
+        self.inner.set_agent_clan(agent, clan_tag).await
+    }
+}
+
+#[async_trait]
+impl RecordStore for CountingStore {
+    async fn due_polls(&self, now: Millis, limit: i64) -> Result<Vec<Poll>, StoreError> {
+        self.note("due_polls");
+        self.inner.due_polls(now, limit).await
+    }
+
+    async fn lease_read(
+        &self,
+        endpoint: PollEndpoint,
+        subject: &str,
+        owner: &str,
+        now: Millis,
+        until: Millis,
+    ) -> Result<bool, StoreError> {
+        self.note("lease_read");
+        self.inner
+            .lease_read(endpoint, subject, owner, now, until)
+            .await
+    }
+
+    async fn finish_read(
+        &self,
+        endpoint: PollEndpoint,
+        subject: &str,
+        owner: &str,
+        done: &PollDone,
+    ) -> Result<(), StoreError> {
+        self.note("finish_read");
+        self.inner.finish_read(endpoint, subject, owner, done).await
+    }
+
+    async fn polls_of(&self, subject: &str) -> Result<Vec<Poll>, StoreError> {
+        self.note("polls_of");
+        self.inner.polls_of(subject).await
+    }
+
+    async fn schedule(
+        &self,
+        endpoints: &[PollEndpoint],
+        subject: &str,
+        at: Millis,
+        reason: &str,
+    ) -> Result<(), StoreError> {
+        self.note("schedule");
+        self.inner.schedule(endpoints, subject, at, reason).await
+    }
+
+    async fn demand(&self, subject: &str, at: Millis, until: Millis) -> Result<(), StoreError> {
+        self.note("demand");
+        self.inner.demand(subject, at, until).await
+    }
+
+    async fn ingest_battles(
+        &self,
+        player: &str,
+        player_name: Option<&str>,
+        read_at: Millis,
+        battles: &[NewBattle],
+    ) -> Result<Ingested, StoreError> {
+        self.note("ingest_battles");
+        self.inner
+            .ingest_battles(player, player_name, read_at, battles)
+            .await
+    }
+
+    async fn put_player(
+        &self,
+        row: &PlayerRow,
+        snapshot: &PlayerSnapshot,
+    ) -> Result<(), StoreError> {
+        self.note("put_player");
+        self.inner.put_player(row, snapshot).await
+    }
+
+    async fn player(&self, tag: &str) -> Result<Option<PlayerRow>, StoreError> {
+        self.note("player");
+        self.inner.player(tag).await
+    }
+
+    async fn search_players(&self, query: &str, limit: i64) -> Result<Vec<PlayerRow>, StoreError> {
+        self.note("search_players");
+        self.inner.search_players(query, limit).await
+    }
+
+    async fn put_clan(
+        &self,
+        row: &ClanRow,
+        members: &[MemberSeen],
+        at: Millis,
+    ) -> Result<(Vec<String>, Vec<String>), StoreError> {
+        self.note("put_clan");
+        self.inner.put_clan(row, members, at).await
+    }
+
+    async fn clan(&self, tag: &str) -> Result<Option<ClanRow>, StoreError> {
+        self.note("clan");
+        self.inner.clan(tag).await
+    }
+
+    async fn memberships(
+        &self,
+        clan: &str,
+        left_since: Millis,
+    ) -> Result<Vec<Membership>, StoreError> {
+        self.note("memberships");
+        self.inner.memberships(clan, left_since).await
+    }
+
+    async fn clans_of(&self, player: &str) -> Result<Vec<Membership>, StoreError> {
+        self.note("clans_of");
+        self.inner.clans_of(player).await
+    }
+
+    async fn add_gap(&self, gap: &CoverageGap) -> Result<(), StoreError> {
+        self.note("add_gap");
+        self.inner.add_gap(gap).await
+    }
+
+    async fn gaps(
+        &self,
+        subject: &str,
+        from: Millis,
+        to: Millis,
+    ) -> Result<Vec<CoverageGap>, StoreError> {
+        self.note("gaps");
+        self.inner.gaps(subject, from, to).await
+    }
+
+    async fn log_reads(
+        &self,
+        player: &str,
+        from: Millis,
+        to: Millis,
+    ) -> Result<Vec<LogRead>, StoreError> {
+        self.note("log_reads");
+        self.inner.log_reads(player, from, to).await
+    }
+
+    async fn battles(
+        &self,
+        player: &str,
+        query: &BattleQuery,
+    ) -> Result<Vec<RecordedBattle>, StoreError> {
+        self.note("battles");
+        self.inner.battles(player, query).await
+    }
+
+    async fn count_battles(&self, player: &str, query: &BattleQuery) -> Result<i64, StoreError> {
+        self.note("count_battles");
+        self.inner.count_battles(player, query).await
+    }
+
+    async fn battle_span(&self, player: &str) -> Result<Option<(Millis, Millis)>, StoreError> {
+        self.note("battle_span");
+        self.inner.battle_span(player).await
+    }
+
+    async fn snapshots(
+        &self,
+        player: &str,
+        from: Millis,
+        to: Millis,
+    ) -> Result<Vec<PlayerSnapshot>, StoreError> {
+        self.note("snapshots");
+        self.inner.snapshots(player, from, to).await
+    }
+
+    async fn corpus_counts(&self, now: Millis) -> Result<CorpusCounts, StoreError> {
+        self.note("corpus_counts");
+        self.inner.corpus_counts(now).await
+    }
+
+    async fn recorded_clans(&self) -> Result<Vec<(String, Option<String>, String)>, StoreError> {
+        self.note("recorded_clans");
+        self.inner.recorded_clans().await
     }
 }

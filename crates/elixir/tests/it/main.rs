@@ -27,6 +27,7 @@ mod node_oauth;
 mod oauth;
 mod pages;
 mod python_oauth;
+mod record_store;
 mod refusals;
 mod signin;
 mod snapshots;

@@ -36,6 +36,8 @@ pub struct Agent {
     /// The agent's own timezone (`None`: UTC).
     pub timezone: Option<String>,
     pub created_at: Millis,
+    /// The clan the door answers for (§1.1); `None` until the owner sets it.
+    pub clan_tag: Option<String>,
 }
 
 /// An agent as its door authenticates it, from one read: the agent, its owner account and
@@ -232,3 +234,6 @@ pub struct PollClaim {
     /// An unfinished claim of another owner made at or before this instant has lapsed.
     pub lapsed_before: Millis,
 }
+
+mod record;
+pub use record::*;
