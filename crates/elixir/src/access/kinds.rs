@@ -114,6 +114,25 @@ impl Tier {
         }
     }
 
+    /// Tracked players an account may hold (SURFACE §4.2); `None` is unlimited.
+    pub fn tracked_players(self) -> Option<i64> {
+        match self {
+            Tier::Admin => None,
+            _ => Some(50),
+        }
+    }
+
+    /// Tracked clans of one scope, as (activity, comprehensive); `None` is unlimited.
+    pub fn tracked_clans(self) -> (Option<i64>, Option<i64>) {
+        match self {
+            Tier::Member => (Some(1), Some(0)),
+            Tier::Leader => (Some(1), Some(1)),
+            Tier::Family => (Some(3), Some(3)),
+            Tier::Partner => (Some(10), Some(5)),
+            Tier::Admin => (None, None),
+        }
+    }
+
     /// Agents and integrations take the owner's tier, capped at leader (SURFACE §1.4).
     pub fn for_agent(self) -> Tier {
         self.min(Tier::Leader)

@@ -174,12 +174,14 @@ impl Presenter for ElixirPresenter {
 
     fn unknown_tool(&self, tool: &str, _kind: &str) -> (String, Option<Value>) {
         let stem: String = tool.chars().take(6).collect();
-        let candidates: Vec<&String> = self
+        let mut candidates: Vec<&String> = self
             .visible
             .iter()
             .filter(|n| n.starts_with(&stem) || n.contains(tool) || tool.contains(n.as_str()))
-            .take(5)
             .collect();
+        // Nearest first: the typo one letter off outranks every other name with the stem.
+        candidates.sort_by_key(|n| (edit_distance(n, tool), n.len()));
+        candidates.truncate(5);
         let mut data = json!({"hint": "Re-read tools/list; tool names never carry their group."});
         if !candidates.is_empty() {
             data["candidates"] = json!(candidates);
@@ -203,4 +205,22 @@ impl Presenter for ElixirPresenter {
     fn internal_error_status(&self) -> http::StatusCode {
         http::StatusCode::INTERNAL_SERVER_ERROR
     }
+}
+
+/// Levenshtein distance over characters; tool names are short, so the quadratic table is fine.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }

@@ -124,6 +124,7 @@ impl Flag {
 
 pub const SCOPE_READ: &str = "cr:read";
 pub const SCOPE_ACCOUNT: &str = "account:write";
+pub const SCOPE_RECORDINGS: &str = "recordings:write";
 pub const SCOPE_FEEDBACK: &str = "feedback:write";
 
 /// One argument.

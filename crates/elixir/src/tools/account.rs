@@ -1,6 +1,6 @@
-//! The Account tools of this build: `elixir_settings` (timezone and primary player). The
-//! primary must already be tracked; tracking arrives with the recorder, so until then every
-//! `primary_player_tag` answers `not_recorded`.
+//! `elixir_settings`: the caller's timezone and, on the person door, the primary player, which
+//! must already be tracked (the old primary becomes an alt). The other Account tools are
+//! `tracking`'s and `identities`'.
 
 use serde_json::{Map, Value, json};
 
@@ -12,6 +12,7 @@ use crate::mcp::envelope::{ErrorCode, Success, ToolError};
 use crate::mcp::spec::{
     Fail, Flag, Group, Outcome, Param, SCOPE_ACCOUNT, ToolCtx, ToolSpec, bad_request, handler,
 };
+use crate::model::{Principal, Relationship, TrackPlayer};
 
 pub fn settings() -> ToolSpec {
     ToolSpec {
@@ -49,22 +50,43 @@ async fn settings_call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
             "elixir_settings({\"timezone\": \"Europe/Warsaw\"}) — use a name from the IANA database.",
         ));
     }
+    let mut changed = Vec::new();
+    let mut primary_now = caller.primary_player_tag.clone();
     if let Some(raw) = args::text(&a, "primary_player_tag") {
         let tag = blocks::tag(
             raw,
             "A tag is # plus 3 to 12 of 0289PYLQGRJCUV, e.g. elixir_settings({\"primary_player_tag\": \"#20JJJ2CCRU\"}).",
-        )?;
-        // Tracking arrives with the recorder; until then no player is tracked.
-        return Err(Fail::Tool(ToolError::new(
-            ErrorCode::NotRecorded,
-            format!("{tag} is not tracked on this account, so it cannot be the primary."),
-            // The hint names only what answers today: tracking is still coming.
-            "Player tracking is coming (elixir_docs({\"page\": \"tools-players\"})); until it \
-             arrives no player can be the primary."
-                .to_owned(),
-        )));
+        )?
+        .to_string();
+        let tracked = services
+            .store
+            .tracked_players(caller.account_id, Principal::Person)
+            .await?;
+        if !tracked.iter().any(|p| p.player_tag == tag) {
+            return Err(Fail::Tool(ToolError::new(
+                ErrorCode::NotRecorded,
+                format!("{tag} is not tracked on this account, so it cannot be the primary."),
+                format!(
+                    "elixir_track_player({{\"player_tag\": \"{tag}\", \"relationship\": \"primary\"}}) tracks it as your primary."
+                ),
+            )));
+        }
+        if primary_now.as_deref() != Some(tag.as_str()) {
+            services
+                .store
+                .track_player(&TrackPlayer {
+                    account_id: caller.account_id,
+                    principal: Principal::Person,
+                    player_tag: tag.clone(),
+                    relationship: Relationship::Primary,
+                    max_players: None,
+                    at: services.now(),
+                })
+                .await?;
+            primary_now = Some(tag);
+            changed.push("primary_player");
+        }
     }
-    let mut changed = Vec::new();
     let mut current = caller.timezone.clone();
     if let Some(tz) = timezone
         && tz != current
@@ -81,8 +103,11 @@ async fn settings_call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
         current = tz.to_owned();
         changed.push("timezone");
     }
-    let primary = match (caller.kind, &caller.primary_player_tag) {
-        (Kind::Person, Some(tag)) => json!({"tag": tag}),
+    let primary = match (caller.kind, primary_now) {
+        (Kind::Person, Some(tag)) => {
+            let name = services.store.player(&tag).await?.map(|p| p.name);
+            json!({"tag": tag, "name": name})
+        }
         _ => Value::Null,
     };
     Ok(Success::new()

@@ -5,6 +5,9 @@
 pub mod account;
 pub mod cards;
 pub mod help;
+pub mod identities;
+pub mod subject;
+pub mod tracking;
 pub mod war;
 
 use std::sync::Arc;
@@ -19,6 +22,8 @@ use crate::services::Services;
 /// Every tool of this build, in declaration order (group, then title).
 pub fn registry() -> Vec<ToolSpec> {
     let mut specs = vec![account::settings()];
+    specs.extend(tracking::specs());
+    specs.extend(identities::specs());
     specs.extend(cards::specs());
     specs.extend(war::specs());
     specs.extend(help::specs());

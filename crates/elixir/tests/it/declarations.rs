@@ -72,6 +72,8 @@ async fn declarations_follow_the_conventions(url: &str) {
         let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
         let expected: &[&str] = match kind {
             Kind::Integration => &[
+                "elixir_my_identities",
+                "elixir_identify",
                 "cards_catalog",
                 "game_clock",
                 "elixir_changelog",
@@ -81,8 +83,28 @@ async fn declarations_follow_the_conventions(url: &str) {
                 "elixir_feedback",
                 "elixir_updates",
             ],
-            _ => &[
+            Kind::Agent => &[
+                "elixir_nickname",
+                "elixir_my_identities",
                 "elixir_settings",
+                "elixir_track_clan",
+                "elixir_track_player",
+                "elixir_identify",
+                "cards_catalog",
+                "game_clock",
+                "elixir_changelog",
+                "elixir_docs",
+                "elixir_examples",
+                "elixir_my_feedback",
+                "elixir_feedback",
+                "elixir_updates",
+            ],
+            Kind::Person => &[
+                "elixir_my_players",
+                "elixir_nickname",
+                "elixir_settings",
+                "elixir_track_clan",
+                "elixir_track_player",
                 "cards_catalog",
                 "game_clock",
                 "elixir_changelog",
@@ -108,10 +130,7 @@ async fn declarations_follow_the_conventions(url: &str) {
                 }
                 seen
             });
-        let built: &[&str] = match kind {
-            Kind::Integration => &["Cards", "War", "Help"],
-            _ => &["Account", "Cards", "War", "Help"],
-        };
+        let built: &[&str] = &["Account", "Cards", "War", "Help"];
         assert_eq!(groups, built, "{kind}");
         let mut last: Option<(usize, String)> = None;
         for t in tools {

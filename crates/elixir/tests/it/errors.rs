@@ -134,8 +134,8 @@ async fn tool_error_bodies(url: &str) {
     assert_eq!(body["error"]["code"], "not_recorded");
     assert_eq!(
         body["error"]["hint"],
-        "Player tracking is coming (elixir_docs({\"page\": \"tools-players\"})); until it \
-         arrives no player can be the primary."
+        "elixir_track_player({\"player_tag\": \"#20JJJ2CCRU\", \"relationship\": \"primary\"}) \
+         tracks it as your primary."
     );
     // The message still names the normalized tag.
     assert!(

@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod account_pages;
+mod account_tools;
 mod auth;
 mod browser;
 mod cards;

@@ -1,0 +1,97 @@
+//! What the record-backed tools share about their subject: resolving the player a call is
+//! about (SURFACE §1.4: explicit tag, the agent door's bound `on_behalf_of`, the person's
+//! primary, else `no_subject` with the call that fixes it), and the recording state of a
+//! subject as the tools show it (`{state, since, last_polled_at}`).
+
+use elixir_record::Tag;
+use serde_json::{Value, json};
+
+use crate::access::kinds::Kind;
+use crate::domain::{Millis, iso, name_key};
+use crate::mcp::blocks::PlayerArg;
+use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::mcp::spec::{Fail, ToolCtx};
+use crate::model::{Poll, PollEndpoint};
+
+/// The player a Player-family call is about.
+pub async fn resolve_player(ctx: &ToolCtx, arg: &PlayerArg) -> Result<Tag, Fail> {
+    if let Some(tag) = &arg.player_tag {
+        return Ok(tag.clone());
+    }
+    let caller = &ctx.caller;
+    if let (Some(agent), Some(external)) = (&caller.agent, &arg.on_behalf_of) {
+        if let Some(identity) = ctx.services.store.identity(agent.id, external).await? {
+            return Tag::parse(&identity.player_tag)
+                .map_err(|e| Fail::Internal(format!("stored identity tag: {e}")));
+        }
+        let mut error = ToolError::new(
+            ErrorCode::NoSubject,
+            format!("{external:?} is not bound to a player on this door."),
+            format!(
+                "elixir_identify({{\"external_id\": {}, \"player_tag\": \"#…\"}}) binds it; or send player_tag.",
+                json!(external)
+            ),
+        );
+        if let Some(name) = &arg.display_name {
+            error = error.with_candidates(candidates(ctx, name).await?);
+        }
+        return Err(Fail::Tool(error));
+    }
+    if caller.kind == Kind::Person
+        && let Some(primary) = &caller.primary_player_tag
+    {
+        return Tag::parse(primary).map_err(|e| Fail::Internal(format!("stored primary: {e}")));
+    }
+    let hint = if caller.kind == Kind::Person {
+        "elixir_track_player({\"player_tag\": \"#…\", \"relationship\": \"primary\"}) sets your primary; or send player_tag."
+    } else {
+        "elixir_identify({\"external_id\": \"…\", \"player_tag\": \"#…\"}) binds the end user; or send player_tag."
+    };
+    Err(Fail::Tool(ToolError::new(
+        ErrorCode::NoSubject,
+        "No player_tag was sent and this caller has no player to default to.",
+        hint,
+    )))
+}
+
+/// Door-clan members whose whole name matches `display_name` (trimmed, NFKC, case-insensitive).
+async fn candidates(ctx: &ToolCtx, display_name: &str) -> Result<Vec<Value>, Fail> {
+    let Some(clan) = ctx.caller.agent.as_ref().and_then(|a| a.clan_tag.clone()) else {
+        return Ok(Vec::new());
+    };
+    let wanted = name_key(display_name);
+    let members = ctx.services.store.memberships(&clan, i64::MAX).await?;
+    Ok(members
+        .iter()
+        .filter(|m| m.left_observed_at.is_none() && name_key(&m.name) == wanted)
+        .map(|m| json!({"tag": m.player_tag, "name": m.name, "role": m.role}))
+        .collect())
+}
+
+/// The recording of a subject from its schedule rows: `active` while scheduled, `held` while
+/// a 404 holds it; `None` when it is not recorded at all.
+pub fn recording(polls: &[Poll], endpoint: PollEndpoint, now: Millis) -> Option<Value> {
+    let row = polls.iter().find(|p| p.endpoint == endpoint)?;
+    let held = row.not_found || row.held_until.is_some_and(|until| until > now);
+    Some(json!({
+        "state": if held { "held" } else { "active" },
+        "since": iso(row.created_at),
+        "last_polled_at": row.last_read_at.map(iso),
+    }))
+}
+
+/// The `first_read` of a newly tracked subject: queued for the recorder's next pass.
+pub fn first_read(polls: &[Poll], endpoint: PollEndpoint, now: Millis) -> Value {
+    let row = polls.iter().find(|p| p.endpoint == endpoint);
+    match row.and_then(|r| r.last_read_at) {
+        Some(read) => json!({"state": "fresh", "observed_at": iso(read)}),
+        None => {
+            let next = row.map_or(now, |r| r.next_at);
+            json!({
+                "state": "pending",
+                "retry_after_s": ((next - now).max(0) / 1000).max(5),
+                "observed_at": null,
+            })
+        }
+    }
+}
