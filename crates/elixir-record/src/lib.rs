@@ -10,6 +10,7 @@ pub mod battle;
 pub mod calendar;
 pub mod cards;
 pub mod ids;
+pub mod normalize;
 pub mod tag;
 pub mod time;
 pub mod window;
