@@ -11,6 +11,7 @@ pub mod calendar;
 pub mod cards;
 pub mod ids;
 pub mod normalize;
+pub mod stats;
 pub mod tag;
 pub mod time;
 pub mod window;

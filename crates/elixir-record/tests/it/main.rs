@@ -7,6 +7,7 @@
 
 mod battlelog;
 mod derived_ids;
+mod stats;
 
 /// A fixture file's bytes.
 fn fixture(name: &str) -> Vec<u8> {
