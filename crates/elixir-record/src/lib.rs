@@ -9,6 +9,7 @@
 pub mod battle;
 pub mod calendar;
 pub mod cards;
+pub mod coverage;
 pub mod ids;
 pub mod normalize;
 pub mod stats;
