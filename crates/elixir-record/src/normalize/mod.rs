@@ -8,6 +8,8 @@
 use serde::{Deserialize, Deserializer};
 
 pub mod battlelog;
+pub mod clan;
+pub mod player;
 
 /// One entry of an upstream list that could not be read, kept beside the entries that could.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,6 +7,7 @@
 
 mod battlelog;
 mod derived_ids;
+mod profiles;
 mod stats;
 
 /// A fixture file's bytes.
