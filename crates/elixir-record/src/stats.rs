@@ -152,13 +152,17 @@ impl Accumulator {
     }
 
     /// Counts `battle` once for `player` with their outcome (a duel with the duel's), and
-    /// a three-crown win where it is one. A battle `player` is not in counts as unknown.
-    pub fn add_battle(&mut self, battle: &Battle, player: &crate::Tag) {
-        let side = battle.side_of(player);
-        self.add(side.and_then(|s| battle.outcome(s)), player.as_str());
-        if side.is_some_and(|s| is_three_crown_win(battle, s)) {
+    /// a three-crown win where it is one. A battle `player` did not play in is not theirs to
+    /// count: it is left out, and the answer is `false`.
+    pub fn add_battle(&mut self, battle: &Battle, player: &crate::Tag) -> bool {
+        let Some(side) = battle.side_of(player) else {
+            return false;
+        };
+        self.add(battle.outcome(side), player.as_str());
+        if is_three_crown_win(battle, side) {
             self.three_crown_wins += 1;
         }
+        true
     }
 
     /// Counts one game of a deck or card row (a duel round, or a whole battle).

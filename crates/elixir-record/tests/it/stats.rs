@@ -17,8 +17,13 @@ fn the_fixture_player_overall() {
     let me: Tag = "#2QY8LRJC9".parse().unwrap();
     let mut acc = Accumulator::new();
     for battle in battles() {
-        acc.add_battle(&battle, &me);
+        assert!(acc.add_battle(&battle, &me));
     }
+    // a battle the player did not play is not counted
+    let stranger: Tag = "#CCCCCC".parse().unwrap();
+    let before = acc.clone();
+    assert!(!acc.add_battle(&battles()[0], &stranger));
+    assert_eq!(acc, before);
     let overall = acc.stats_with_three_crowns(RowKind::SinglePlayer);
     let json = serde_json::to_value(&overall).unwrap();
     // six wins (ladder, war, duel, boat, 2v2, event) and the Path of Legend loss
@@ -57,7 +62,7 @@ fn deck_rows_count_each_duel_round() {
     let stats = per_round.stats(RowKind::SinglePlayer);
     assert_eq!((stats.battles, stats.losses), (2, 2));
     let mut once = Accumulator::new();
-    once.add_battle(&all[3], &opponent);
+    assert!(once.add_battle(&all[3], &opponent));
     assert_eq!(once.stats(RowKind::SinglePlayer).battles, 1);
 }
 
