@@ -15,6 +15,7 @@ pub mod calendar;
 pub mod cards;
 pub mod coverage;
 pub mod ids;
+pub mod mode;
 pub mod normalize;
 pub mod stats;
 pub mod tag;
