@@ -1,150 +1,15 @@
-//! Battles as the record keeps them (SURFACE §2.4, §6.2–6.5): the battle, its participants
-//! and their cards, the outcome rule, and the closed list of modes with the mapping from
-//! upstream `type`. `from_upstream` reads one entry of `/players/{tag}/battlelog` as far as
-//! the ids, the decks, the mode and the outcome need; richer normalization (towers, clans,
-//! trophies per league) is left to the recorder's normalizer.
+//! Battles as the record keeps them (SURFACE §2.4, §6.2–6.5): the battle, its participants,
+//! cards and duel rounds, the outcome rule (§6.4), and the views the tools read (the
+//! subject's side and outcome, its opponents, the games a battle counts as, deck levels,
+//! card keys). Modes are `mode`'s (re-exported here); reading upstream JSON into these types
+//! is `normalize::battlelog`'s.
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::cards::Rarity;
-use crate::ids::{self, BattleClass};
+pub use crate::mode::{Mode, ModeFilter};
 use crate::tag::Tag;
-use crate::time::{iso_serde, parse_battle_time};
-
-/// A battle's mode (SURFACE §2.1 MODE, §6.5), derived from upstream `type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[non_exhaustive]
-pub enum Mode {
-    /// `PvP`: trophy road.
-    #[serde(rename = "ladder")]
-    Ladder,
-    /// `pathOfLegend`.
-    #[serde(rename = "path_of_legend")]
-    PathOfLegend,
-    /// `riverRacePvP`.
-    #[serde(rename = "war")]
-    War,
-    /// `riverRaceDuel*`.
-    #[serde(rename = "war_duel")]
-    WarDuel,
-    /// `boatBattle`.
-    #[serde(rename = "boat")]
-    Boat,
-    /// Two players a side.
-    #[serde(rename = "2v2")]
-    TwoVTwo,
-    /// `friendly`, `clanMate*`.
-    #[serde(rename = "friendly")]
-    Friendly,
-    /// `tournament`.
-    #[serde(rename = "tournament")]
-    Tournament,
-    /// `trail`, `challenge*`.
-    #[serde(rename = "event")]
-    Event,
-    /// Anything else; the battle keeps its `type` verbatim.
-    #[serde(rename = "other")]
-    Other,
-}
-
-impl Mode {
-    /// Every mode, in SURFACE order.
-    pub const ALL: [Mode; 10] = [
-        Mode::Ladder,
-        Mode::PathOfLegend,
-        Mode::War,
-        Mode::WarDuel,
-        Mode::Boat,
-        Mode::TwoVTwo,
-        Mode::Friendly,
-        Mode::Tournament,
-        Mode::Event,
-        Mode::Other,
-    ];
-
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Ladder => "ladder",
-            Mode::PathOfLegend => "path_of_legend",
-            Mode::War => "war",
-            Mode::WarDuel => "war_duel",
-            Mode::Boat => "boat",
-            Mode::TwoVTwo => "2v2",
-            Mode::Friendly => "friendly",
-            Mode::Tournament => "tournament",
-            Mode::Event => "event",
-            Mode::Other => "other",
-        }
-    }
-
-    /// Reads the wire name.
-    pub fn parse(text: &str) -> Option<Mode> {
-        Mode::ALL.into_iter().find(|m| m.as_str() == text)
-    }
-
-    /// The mode of an upstream battle, first rule that applies: `PvP` ladder, `pathOfLegend`,
-    /// `riverRacePvP` war, `riverRaceDuel*` war duel, `boatBattle`, two players a side 2v2,
-    /// `friendly`/`clanMate*` friendly, `tournament`, `trail`/`challenge*` event, else other.
-    pub fn of_upstream(battle_type: &str, players_per_side: usize) -> Mode {
-        match battle_type {
-            "PvP" => Mode::Ladder,
-            "pathOfLegend" => Mode::PathOfLegend,
-            "riverRacePvP" => Mode::War,
-            t if t.starts_with("riverRaceDuel") => Mode::WarDuel,
-            "boatBattle" => Mode::Boat,
-            _ if players_per_side == 2 => Mode::TwoVTwo,
-            t if t == "friendly" || t.starts_with("clanMate") => Mode::Friendly,
-            "tournament" => Mode::Tournament,
-            t if t == "trail" || t.starts_with("challenge") => Mode::Event,
-            _ => Mode::Other,
-        }
-    }
-}
-
-/// The MODE argument: one mode, or a family of them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ModeFilter {
-    /// Every mode.
-    All,
-    /// Ladder and Path of Legend.
-    Competitive,
-    /// War, war duels and boat battles.
-    RiverRace,
-    /// Exactly one mode.
-    Only(Mode),
-}
-
-impl ModeFilter {
-    /// Every value the argument accepts, in SURFACE order.
-    pub fn names() -> Vec<&'static str> {
-        let mut names = vec!["all", "competitive", "river_race"];
-        names.extend(Mode::ALL.map(Mode::as_str));
-        names
-    }
-
-    /// Reads the argument.
-    pub fn parse(text: &str) -> Option<ModeFilter> {
-        match text {
-            "all" => Some(ModeFilter::All),
-            "competitive" => Some(ModeFilter::Competitive),
-            "river_race" => Some(ModeFilter::RiverRace),
-            other => Mode::parse(other).map(ModeFilter::Only),
-        }
-    }
-
-    /// Whether a battle of `mode` passes.
-    pub fn includes(self, mode: Mode) -> bool {
-        match self {
-            ModeFilter::All => true,
-            ModeFilter::Competitive => matches!(mode, Mode::Ladder | Mode::PathOfLegend),
-            ModeFilter::RiverRace => matches!(mode, Mode::War | Mode::WarDuel | Mode::Boat),
-            ModeFilter::Only(m) => m == mode,
-        }
-    }
-}
+use crate::time::iso_serde;
 
 /// A battle's result for one side; `None` (`null` on the wire) when it cannot be told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -244,6 +109,15 @@ impl Form {
             _ => None,
         }
     }
+
+    /// The form's number in a card key and a `deck_hash` input: 0 base, 1 evolution, 2 hero.
+    pub fn code(self) -> i64 {
+        match self {
+            Form::Base => 0,
+            Form::Evolution => 1,
+            Form::Hero => 2,
+        }
+    }
 }
 
 /// One card (or tower troop) in a battle.
@@ -253,7 +127,8 @@ pub struct BattleCard {
     pub id: i64,
     /// Its name as upstream sent it.
     pub name: String,
-    /// In-game level (API level + rarity offset); `None` when the rarity is unknown.
+    /// In-game level (API level + rarity offset, §6.4); `None` when the level or the rarity
+    /// is unknown.
     pub level: Option<i64>,
     /// Upstream `evolutionLevel`, as the deck hash reads it (absent is `None`).
     pub evolution_level: Option<i64>,
@@ -266,14 +141,44 @@ pub struct BattleCard {
     pub used: Option<bool>,
 }
 
+impl BattleCard {
+    /// The card's key, `"<id>:<form>"` with the form as its `deck_hash` number (0 base,
+    /// 1 evolution, 2 hero; any other bit field verbatim), so one card played in two forms
+    /// makes two keys, as it makes two decks.
+    pub fn key(&self) -> String {
+        format!("{}:{}", self.id, self.evolution_level.unwrap_or(0))
+    }
+}
+
+/// The mean in-game level of `cards`; `None` unless the deck is fully known (at least one
+/// card, and every card's level known). Tower troops are not part of a deck's level.
+pub fn mean_level(cards: &[BattleCard]) -> Option<f64> {
+    if cards.is_empty() {
+        return None;
+    }
+    let mut sum = 0i64;
+    for card in cards {
+        sum += card.level?;
+    }
+    // a deck has a handful of cards, far inside f64's exact integers
+    #[allow(clippy::cast_precision_loss)]
+    Some(sum as f64 / cards.len() as f64)
+}
+
 /// One duel round of one participant.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Round {
     /// Crowns taken in the round.
     pub crowns: Option<i64>,
+    /// The King's Tower's hit points at the round's end.
+    pub king_tower_hp: Option<i64>,
+    /// The princess towers at the round's end (§6.5): survivors, then 0 per destroyed one.
+    pub princess_towers_hp: Option<[i64; 2]>,
+    /// Elixir leaked in the round.
+    pub elixir_leaked: Option<f64>,
     /// The round's deck hash.
     pub deck_hash: Option<String>,
-    /// The round's cards.
+    /// The round's cards, each with `used`.
     pub cards: Vec<BattleCard>,
 }
 
@@ -287,8 +192,29 @@ pub enum Side {
     Opponent,
 }
 
-/// One participant of a battle.
+impl Side {
+    /// The other side.
+    pub fn other(self) -> Side {
+        match self {
+            Side::Team => Side::Opponent,
+            Side::Opponent => Side::Team,
+        }
+    }
+}
+
+/// A participant's clan as the battle reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParticipantClan {
+    /// The clan's normalized tag.
+    pub tag: Tag,
+    /// Its name.
+    pub name: String,
+    /// Upstream `badgeId`.
+    pub badge_id: Option<i64>,
+}
+
+/// One participant of a battle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Participant {
     /// Team or opponent.
     pub side: Side,
@@ -296,14 +222,24 @@ pub struct Participant {
     pub tag: Option<Tag>,
     /// The in-game name.
     pub name: String,
-    /// Crowns taken (summed over a duel's rounds, as upstream reports it).
+    /// The clan; `None` for a clanless participant.
+    pub clan: Option<ParticipantClan>,
+    /// Crowns taken (a duel's: the sum of its rounds, §6.5).
     pub crowns: Option<i64>,
+    /// The King's Tower's hit points at the end (a duel's: the last round's).
+    pub king_tower_hp: Option<i64>,
+    /// The princess towers at the end (§6.5): the surviving towers' hit points, then 0 for
+    /// each destroyed one, to length 2 (upstream `null`: both destroyed, `[0,0]`); `None`
+    /// when upstream did not report them. Positions carry no meaning.
+    pub princess_towers_hp: Option<[i64; 2]>,
+    /// Elixir leaked.
+    pub elixir_leaked: Option<f64>,
     /// Trophies before the battle.
     pub starting_trophies: Option<i64>,
     /// Trophy change; `None` when unreported.
     pub trophy_change: Option<i64>,
     /// The deck's hash; `None` for duels (each round has its own), boat defence lists and
-    /// undisclosed decks.
+    /// undisclosed decks (`cards: []`).
     pub deck_hash: Option<String>,
     /// The tower troop (upstream `supportCards[0]`); `None` in war battles, which report none.
     pub tower_troop: Option<BattleCard>,
@@ -315,6 +251,19 @@ pub struct Participant {
     pub rounds: Vec<Round>,
 }
 
+impl Participant {
+    /// The participant's card keys (`"id:form"`), in upstream order.
+    pub fn card_keys(&self) -> Vec<String> {
+        self.cards.iter().map(BattleCard::key).collect()
+    }
+
+    /// The mean in-game level of the deck played; `None` unless it is fully known. A duel's
+    /// is over every round's cards; a boat defender has no deck.
+    pub fn mean_level(&self) -> Option<f64> {
+        mean_level(&self.cards)
+    }
+}
+
 /// A battle's game mode as upstream names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GameMode {
@@ -324,8 +273,32 @@ pub struct GameMode {
     pub name: String,
 }
 
-/// One recorded battle.
+/// The arena a battle was played in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Arena {
+    /// Upstream `arena.id`.
+    pub id: i64,
+    /// Upstream `arena.name`.
+    pub name: String,
+}
+
+/// What a boat battle reports beyond the participants.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Boat {
+    /// Upstream `boatBattleSide` verbatim (`attacker` or `defender`): the log owner's role.
+    pub side: Option<String>,
+    /// Upstream `boatBattleWon`: whether the log owner's side won.
+    pub won: Option<bool>,
+    /// Towers destroyed in this battle.
+    pub new_towers_destroyed: Option<i64>,
+    /// Towers destroyed before it.
+    pub prev_towers_destroyed: Option<i64>,
+    /// Towers left standing.
+    pub remaining_towers: Option<i64>,
+}
+
+/// One recorded battle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Battle {
     /// SHA-256 hex over time, tags and class (§6.3).
     pub battle_id: String,
@@ -337,200 +310,90 @@ pub struct Battle {
     pub battle_type: String,
     /// The mode derived from it.
     pub mode: Mode,
+    /// Upstream `arena`.
+    pub arena: Option<Arena>,
     /// Upstream `gameMode`.
     pub game_mode: Option<GameMode>,
-    /// Upstream `deckSelection`.
+    /// Upstream `deckSelection`, verbatim.
     pub deck_selection: Option<String>,
     /// Upstream `leagueNumber`.
     pub league_number: Option<i64>,
-    /// Upstream `boatBattleWon` (boat battles only).
-    pub boat_battle_won: Option<bool>,
+    /// Boat battles only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boat: Option<Boat>,
     /// The log owner's side.
     pub team: Vec<Participant>,
     /// The other side.
     pub opponent: Vec<Participant>,
 }
 
-/// Why an upstream battle cannot be recorded.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum BattleError {
-    /// Not the expected JSON.
-    #[error("the battle is not the expected JSON: {0}")]
-    Shape(String),
-    /// A `battleTime` not of the form `YYYYMMDDTHHMMSS.fffZ`.
-    #[error("unreadable battleTime {0:?}")]
-    Time(String),
+/// One game a battle counts as in a deck or card row (SURFACE §3.4): a duel is one game per
+/// round, with the round's outcome, deck and cards; any other battle is one game.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Game<'a> {
+    /// The 1-based round of a duel; `None` for a battle that is not one.
+    pub round: Option<usize>,
+    /// The subject's outcome of the game.
+    pub outcome: Option<Outcome>,
+    /// The deck's hash; `None` when the deck is undisclosed (or a boat defence list).
+    pub deck_hash: Option<&'a str>,
+    /// The cards played in the game.
+    pub cards: &'a [BattleCard],
+    /// The tower troop, when reported.
+    pub tower_troop: Option<&'a BattleCard>,
 }
 
-/// The parts of an upstream battlelog entry this module reads.
-mod upstream {
-    use serde::Deserialize;
-
-    #[derive(Debug, Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    pub struct Battle {
-        #[serde(rename = "type")]
-        pub battle_type: String,
-        pub battle_time: String,
-        pub game_mode: Option<super::GameMode>,
-        pub deck_selection: Option<String>,
-        pub league_number: Option<i64>,
-        pub boat_battle_side: Option<String>,
-        pub boat_battle_won: Option<bool>,
-        #[serde(default)]
-        pub team: Vec<Participant>,
-        #[serde(default)]
-        pub opponent: Vec<Participant>,
-    }
-
-    #[derive(Debug, Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    pub struct Participant {
-        pub tag: Option<String>,
-        #[serde(default)]
-        pub name: String,
-        pub crowns: Option<i64>,
-        pub starting_trophies: Option<i64>,
-        pub trophy_change: Option<i64>,
-        #[serde(default)]
-        pub cards: Vec<Card>,
-        #[serde(default)]
-        pub support_cards: Vec<Card>,
-        #[serde(default)]
-        pub rounds: Vec<Round>,
-    }
-
-    #[derive(Debug, Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    pub struct Round {
-        pub crowns: Option<i64>,
-        #[serde(default)]
-        pub cards: Vec<Card>,
-    }
-
-    #[derive(Debug, Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    pub struct Card {
-        pub id: i64,
-        #[serde(default)]
-        pub name: String,
-        pub level: Option<i64>,
-        pub evolution_level: Option<i64>,
-        pub rarity: Option<String>,
-        pub elixir_cost: Option<i64>,
-        pub used: Option<bool>,
+impl Game<'_> {
+    /// The game's mean in-game deck level; `None` unless the deck is fully known.
+    pub fn mean_level(&self) -> Option<f64> {
+        mean_level(self.cards)
     }
 }
 
-fn card(c: upstream::Card) -> BattleCard {
-    let rarity = c.rarity.as_deref().and_then(Rarity::parse);
-    BattleCard {
-        id: c.id,
-        name: c.name,
-        level: c.level.zip(rarity).map(|(l, r)| r.in_game_level(l)),
-        evolution_level: c.evolution_level,
-        form: Form::played(c.evolution_level),
-        elixir: c.elixir_cost,
-        used: c.used,
+/// One side of a duel round, as battles_query shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RoundSide<'a> {
+    /// Crowns the side took in the round.
+    pub crowns: Option<i64>,
+    /// The side's deck in the round.
+    pub deck_hash: Option<&'a str>,
+    /// The side's cards in the round, each with `used`.
+    pub cards: &'a [BattleCard],
+}
+
+/// A duel round seen from the team's side (SURFACE §2.4 `rounds[]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BattleRound<'a> {
+    /// 1-based.
+    pub index: usize,
+    /// The team's outcome of the round, by crowns.
+    pub outcome: Option<Outcome>,
+    /// The team's side (its first participant).
+    pub team: RoundSide<'a>,
+    /// The opponent's side (its first participant).
+    pub opponent: RoundSide<'a>,
+}
+
+fn round_side(round: &Round) -> RoundSide<'_> {
+    RoundSide {
+        crowns: round.crowns,
+        deck_hash: round.deck_hash.as_deref(),
+        cards: &round.cards,
     }
 }
 
-fn hash_of(cards: &[BattleCard], tower_troop: Option<&BattleCard>) -> Option<String> {
-    ids::deck_hash(
-        cards.iter().map(|c| (c.id, c.evolution_level)),
-        tower_troop.map(|t| t.id),
-    )
+fn by_crowns(ours: Option<i64>, theirs: Option<i64>) -> Option<Outcome> {
+    Some(Outcome::of_order(ours?, theirs?))
 }
 
-fn participant(p: upstream::Participant, side: Side, defends_boat: bool) -> Participant {
-    let tower_troop = p.support_cards.into_iter().next().map(card);
-    let cards: Vec<BattleCard> = p.cards.into_iter().map(card).collect();
-    let rounds: Vec<Round> = p
-        .rounds
-        .into_iter()
-        .map(|r| {
-            let cards: Vec<BattleCard> = r.cards.into_iter().map(card).collect();
-            Round {
-                crowns: r.crowns,
-                deck_hash: hash_of(&cards, tower_troop.as_ref()),
-                cards,
-            }
-        })
-        .collect();
-    let (cards, defence_cards) = if defends_boat {
-        (Vec::new(), cards)
-    } else {
-        (cards, Vec::new())
-    };
-    let deck_hash = if rounds.is_empty() {
-        hash_of(&cards, tower_troop.as_ref())
-    } else {
-        None
-    };
-    Participant {
-        side,
-        tag: p.tag.as_deref().and_then(|t| Tag::parse(t).ok()),
-        name: p.name,
-        crowns: p.crowns,
-        starting_trophies: p.starting_trophies,
-        trophy_change: p.trophy_change,
-        deck_hash,
-        tower_troop,
-        cards,
-        defence_cards,
-        rounds,
+fn seen_from(side: Side, team_outcome: Option<Outcome>) -> Option<Outcome> {
+    match side {
+        Side::Team => team_outcome,
+        Side::Opponent => team_outcome.map(Outcome::flip),
     }
 }
 
 impl Battle {
-    /// Reads one entry of upstream `/players/{tag}/battlelog`: normalized tags, the mode,
-    /// in-game levels, played forms, every deck hash and the `battle_id`.
-    pub fn from_upstream(entry: &serde_json::Value) -> Result<Battle, BattleError> {
-        let api: upstream::Battle = serde::Deserialize::deserialize(entry)
-            .map_err(|e: serde_json::Error| BattleError::Shape(e.to_string()))?;
-        let battle_time =
-            parse_battle_time(&api.battle_time).ok_or(BattleError::Time(api.battle_time))?;
-        let per_side = api.team.len().max(api.opponent.len());
-        let mode = Mode::of_upstream(&api.battle_type, per_side);
-        let team_defends = api.boat_battle_side.as_deref() == Some("defender");
-        let is_boat = mode == Mode::Boat;
-        let team: Vec<Participant> = api
-            .team
-            .into_iter()
-            .map(|p| participant(p, Side::Team, is_boat && team_defends))
-            .collect();
-        let opponent: Vec<Participant> = api
-            .opponent
-            .into_iter()
-            .map(|p| participant(p, Side::Opponent, is_boat && !team_defends))
-            .collect();
-        let battle_id = ids::battle_id(
-            battle_time,
-            team.iter().chain(&opponent).filter_map(|p| p.tag.as_ref()),
-            BattleClass::of_type(&api.battle_type),
-        );
-        Ok(Battle {
-            battle_id,
-            battle_time,
-            battle_type: api.battle_type,
-            mode,
-            game_mode: api.game_mode,
-            deck_selection: api.deck_selection,
-            league_number: api.league_number,
-            boat_battle_won: api.boat_battle_won,
-            team,
-            opponent,
-        })
-    }
-
-    /// Reads a whole `/players/{tag}/battlelog` payload (a bare array).
-    pub fn from_battlelog(payload: &[u8]) -> Result<Vec<Battle>, BattleError> {
-        let entries: Vec<serde_json::Value> =
-            serde_json::from_slice(payload).map_err(|e| BattleError::Shape(e.to_string()))?;
-        entries.iter().map(Battle::from_upstream).collect()
-    }
-
     /// What the outcome rule reads, from the team's side (the first participant of each side
     /// speaks for it: teammates share crowns and results).
     pub fn outcome_input(&self) -> OutcomeInput {
@@ -545,7 +408,7 @@ impl Battle {
             _ => Vec::new(),
         };
         OutcomeInput {
-            boat_battle_won: self.boat_battle_won,
+            boat_battle_won: self.boat.as_ref().and_then(|b| b.won),
             rounds,
             trophy_change: (
                 team.and_then(|p| p.trophy_change),
@@ -557,10 +420,14 @@ impl Battle {
 
     /// The outcome for `side`; `None` when the rule cannot tell.
     pub fn outcome(&self, side: Side) -> Option<Outcome> {
-        let team = outcome(&self.outcome_input());
+        seen_from(side, outcome(&self.outcome_input()))
+    }
+
+    /// The participants on `side`.
+    pub fn side(&self, side: Side) -> &[Participant] {
         match side {
-            Side::Team => team,
-            Side::Opponent => team.map(Outcome::flip),
+            Side::Team => &self.team,
+            Side::Opponent => &self.opponent,
         }
     }
 
@@ -571,79 +438,135 @@ impl Battle {
             .chain(&self.opponent)
             .find(|p| p.tag.as_ref() == Some(tag))
     }
+
+    /// The side the player `tag` played on; `None` when they did not play.
+    pub fn side_of(&self, tag: &Tag) -> Option<Side> {
+        self.participant(tag).map(|p| p.side)
+    }
+
+    /// The outcome for the player `tag`; `None` when they did not play or the rule cannot
+    /// tell.
+    pub fn outcome_of(&self, tag: &Tag) -> Option<Outcome> {
+        self.outcome(self.side_of(tag)?)
+    }
+
+    /// The participants `tag` played against (both of them in 2v2); empty when `tag` did not
+    /// play.
+    pub fn opponents_of(&self, tag: &Tag) -> &[Participant] {
+        match self.side_of(tag) {
+            Some(side) => self.side(side.other()),
+            None => &[],
+        }
+    }
+
+    /// Whether the battle is a duel (it has rounds).
+    pub fn is_duel(&self) -> bool {
+        self.team
+            .iter()
+            .chain(&self.opponent)
+            .any(|p| !p.rounds.is_empty())
+    }
+
+    /// Each duel round's outcome for `side`, by crowns; empty for a battle without rounds.
+    pub fn round_outcomes(&self, side: Side) -> Vec<Option<Outcome>> {
+        match (self.team.first(), self.opponent.first()) {
+            (Some(t), Some(o)) => t
+                .rounds
+                .iter()
+                .zip(&o.rounds)
+                .map(|(a, b)| seen_from(side, by_crowns(a.crowns, b.crowns)))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The duel rounds from the team's side, as battles_query lists them; empty for a battle
+    /// without rounds.
+    pub fn rounds(&self) -> Vec<BattleRound<'_>> {
+        match (self.team.first(), self.opponent.first()) {
+            (Some(t), Some(o)) => t
+                .rounds
+                .iter()
+                .zip(&o.rounds)
+                .enumerate()
+                .map(|(i, (a, b))| BattleRound {
+                    index: i + 1,
+                    outcome: by_crowns(a.crowns, b.crowns),
+                    team: round_side(a),
+                    opponent: round_side(b),
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The games the battle counts as for `tag`'s deck and card rows: one per duel round
+    /// (with the round's outcome, deck and cards), else one with the battle's outcome. Empty
+    /// when `tag` did not play.
+    pub fn games_of(&self, tag: &Tag) -> Vec<Game<'_>> {
+        let Some(me) = self.participant(tag) else {
+            return Vec::new();
+        };
+        let tower_troop = me.tower_troop.as_ref();
+        if me.rounds.is_empty() {
+            return vec![Game {
+                round: None,
+                outcome: self.outcome(me.side),
+                deck_hash: me.deck_hash.as_deref(),
+                cards: &me.cards,
+                tower_troop,
+            }];
+        }
+        let outcomes = self.round_outcomes(me.side);
+        me.rounds
+            .iter()
+            .enumerate()
+            .map(|(i, round)| Game {
+                round: Some(i + 1),
+                outcome: outcomes.get(i).copied().flatten(),
+                deck_hash: round.deck_hash.as_deref(),
+                cards: &round.cards,
+                tower_troop,
+            })
+            .collect()
+    }
+
+    /// `tag`'s mean in-game deck level minus their opponents' (over every opponent's cards
+    /// in 2v2); `None` unless both sides' decks are fully known.
+    pub fn level_gap(&self, tag: &Tag) -> Option<f64> {
+        let mine = self.participant(tag)?.mean_level()?;
+        let opponents = self.opponents_of(tag);
+        let cards: Vec<BattleCard> = opponents.iter().flat_map(|p| p.cards.clone()).collect();
+        if opponents.iter().any(|p| p.cards.is_empty()) {
+            return None;
+        }
+        Some(mine - mean_level(&cards)?)
+    }
+}
+
+/// Why an upstream battle cannot be recorded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BattleError {
+    /// Not the expected JSON.
+    #[error("the battle is not the expected JSON: {0}")]
+    Shape(String),
+    /// A `battleTime` not of the form `YYYYMMDDTHHMMSS.fffZ`.
+    #[error("unreadable battleTime {0:?}")]
+    Time(String),
+    /// A participant's (or their clan's) tag fails §6.1, so the `battle_id` cannot be made.
+    #[error("{what} tag {tag:?} is not a valid tag")]
+    Tag {
+        /// Whose tag: `participant` or `clan`.
+        what: &'static str,
+        /// The tag as upstream sent it.
+        tag: String,
+    },
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn modes_follow_upstream_type_in_rule_order() {
-        for (battle_type, per_side, mode) in [
-            ("PvP", 1, Mode::Ladder),
-            ("pathOfLegend", 1, Mode::PathOfLegend),
-            ("riverRacePvP", 1, Mode::War),
-            ("riverRaceDuel", 1, Mode::WarDuel),
-            ("riverRaceDuelColosseum", 1, Mode::WarDuel),
-            ("boatBattle", 1, Mode::Boat),
-            ("clanMate2v2", 2, Mode::TwoVTwo),
-            ("friendly", 2, Mode::TwoVTwo),
-            ("friendly", 1, Mode::Friendly),
-            ("clanMate", 1, Mode::Friendly),
-            ("tournament", 1, Mode::Tournament),
-            ("trail", 1, Mode::Event),
-            ("challenge", 1, Mode::Event),
-            ("challengeGrand", 1, Mode::Event),
-            ("PvP", 2, Mode::Ladder),
-            ("seasonalBattle", 1, Mode::Other),
-            ("", 0, Mode::Other),
-        ] {
-            assert_eq!(
-                Mode::of_upstream(battle_type, per_side),
-                mode,
-                "{battle_type} {per_side}"
-            );
-        }
-        for mode in Mode::ALL {
-            assert_eq!(Mode::parse(mode.as_str()), Some(mode));
-            assert_eq!(serde_json::to_value(mode).unwrap(), mode.as_str());
-        }
-        assert_eq!(Mode::parse("Ladder"), None);
-    }
-
-    #[test]
-    fn mode_filters_name_their_families() {
-        assert_eq!(
-            ModeFilter::names(),
-            [
-                "all",
-                "competitive",
-                "river_race",
-                "ladder",
-                "path_of_legend",
-                "war",
-                "war_duel",
-                "boat",
-                "2v2",
-                "friendly",
-                "tournament",
-                "event",
-                "other"
-            ]
-        );
-        let kept = |f: &str| -> Vec<Mode> {
-            let filter = ModeFilter::parse(f).unwrap();
-            Mode::ALL
-                .into_iter()
-                .filter(|m| filter.includes(*m))
-                .collect()
-        };
-        assert_eq!(kept("all"), Mode::ALL);
-        assert_eq!(kept("competitive"), [Mode::Ladder, Mode::PathOfLegend]);
-        assert_eq!(kept("river_race"), [Mode::War, Mode::WarDuel, Mode::Boat]);
-        assert_eq!(kept("2v2"), [Mode::TwoVTwo]);
-        assert_eq!(ModeFilter::parse("pvp"), None);
-    }
 
     #[test]
     fn the_outcome_rule_takes_the_first_that_applies() {
@@ -714,6 +637,41 @@ mod tests {
         );
     }
 
+    fn side_input() -> impl proptest::strategy::Strategy<Value = OutcomeInput> {
+        use proptest::prelude::*;
+        let crowns = proptest::option::of(0i64..4);
+        let trophies = proptest::option::of(-40i64..40);
+        (
+            proptest::option::of(any::<bool>()),
+            proptest::collection::vec((crowns.clone(), crowns.clone()), 0..4),
+            (trophies.clone(), trophies),
+            (crowns.clone(), crowns),
+        )
+            .prop_map(
+                |(boat_battle_won, rounds, trophy_change, crowns)| OutcomeInput {
+                    boat_battle_won,
+                    rounds,
+                    trophy_change,
+                    crowns,
+                },
+            )
+    }
+
+    proptest::proptest! {
+        /// Seen from the other side, every rule gives the flipped outcome.
+        #[test]
+        fn the_rule_is_symmetric(input in side_input()) {
+            let swap = |(a, b): (Option<i64>, Option<i64>)| (b, a);
+            let other = OutcomeInput {
+                boat_battle_won: input.boat_battle_won.map(|won| !won),
+                rounds: input.rounds.iter().copied().map(swap).collect(),
+                trophy_change: swap(input.trophy_change),
+                crowns: swap(input.crowns),
+            };
+            proptest::prop_assert_eq!(outcome(&other), outcome(&input).map(Outcome::flip));
+        }
+    }
+
     #[test]
     fn played_forms_read_the_bit_field() {
         assert_eq!(Form::played(None), Some(Form::Base));
@@ -721,38 +679,5 @@ mod tests {
         assert_eq!(Form::played(Some(1)), Some(Form::Evolution));
         assert_eq!(Form::played(Some(2)), Some(Form::Hero));
         assert_eq!(Form::played(Some(3)), None);
-    }
-
-    #[test]
-    fn unreadable_entries_are_refused() {
-        let bad_time = serde_json::json!({"type": "PvP", "battleTime": "2026-09-18T19:34:12Z"});
-        assert_eq!(
-            Battle::from_upstream(&bad_time),
-            Err(BattleError::Time("2026-09-18T19:34:12Z".into()))
-        );
-        assert!(matches!(
-            Battle::from_upstream(&serde_json::json!({"battleTime": "20260918T193412.000Z"})),
-            Err(BattleError::Shape(_))
-        ));
-        assert!(matches!(
-            Battle::from_battlelog(b"{}"),
-            Err(BattleError::Shape(_))
-        ));
-        // a tagless participant is kept, without a tag, and left out of the battle_id
-        let entry = serde_json::json!({
-            "type": "PvP", "battleTime": "20260918T193412.000Z",
-            "team": [{"tag": "#2QY8LRJC9", "name": "a", "crowns": 1}],
-            "opponent": [{"name": "b", "crowns": 0}],
-        });
-        let battle = Battle::from_upstream(&entry).unwrap();
-        assert_eq!(battle.opponent[0].tag, None);
-        let tag = Tag::parse("#2QY8LRJC9").unwrap();
-        assert_eq!(
-            battle.battle_id,
-            ids::battle_id(battle.battle_time, [&tag], BattleClass::Pvp)
-        );
-        assert_eq!(battle.outcome(Side::Team), Some(Outcome::Win));
-        assert_eq!(battle.outcome(Side::Opponent), Some(Outcome::Loss));
-        assert_eq!(battle.team[0].deck_hash, None);
     }
 }

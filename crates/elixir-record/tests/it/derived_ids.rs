@@ -14,7 +14,9 @@ fn input_of(cards: &[elixir_record::BattleCard], tower_troop: Option<i64>) -> Op
 
 #[test]
 fn every_golden_vector_matches() {
-    let battles = Battle::from_battlelog(&fixture("battlelog.json")).unwrap();
+    let battles = Battle::from_battlelog(&fixture("battlelog.json"))
+        .unwrap()
+        .battles;
     let vectors: Vec<Value> = serde_json::from_slice(&fixture("derived_ids.json")).unwrap();
     assert_eq!(battles.len(), vectors.len());
     let mut decks_checked = 0;

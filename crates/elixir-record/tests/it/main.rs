@@ -1,12 +1,14 @@
-//! The crate's fixture tests: the golden `deck_hash` / `battle_id` vectors and the battle
-//! shapes of the upstream battle log, read from `tests/fixtures/` (copies of the shared
-//! upstream fixtures).
+//! The crate's fixture tests: the golden `deck_hash` / `battle_id` vectors, the battle shapes
+//! and normalization traps of the upstream battle log, the player and clan profiles, and
+//! STATS over the log, read from `tests/fixtures/` (copies of the shared upstream fixtures).
 
 // The whole binary is test code.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod battlelog;
 mod derived_ids;
+mod profiles;
+mod stats;
 
 /// A fixture file's bytes.
 fn fixture(name: &str) -> Vec<u8> {

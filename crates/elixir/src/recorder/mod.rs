@@ -5,6 +5,8 @@
 //! instance vanished lapses after the lease. Reading, budgeting and archiving are
 //! `upstream`'s; what the payload means is `cards`'.
 
+pub mod schedule;
+
 use std::sync::Arc;
 use std::time::Duration;
 
