@@ -1,11 +1,14 @@
-//! The recorder's scheduled reads (SURFACE §7.1). This build reads one endpoint, `/cards`,
-//! once per game day (10:00Z to 10:00Z, so as soon as possible after 10:00Z, and at once on a
-//! server that has not read the current game day yet), through the recorder lane. A claim row
-//! in the database makes the read happen once however many instances run; a claim whose
-//! instance vanished lapses after the lease. Reading, budgeting and archiving are
-//! `upstream`'s; what the payload means is `cards`'.
+//! The recorder's scheduled reads (SURFACE §7.1), through the recorder lane. `/cards` once per
+//! game day (10:00Z to 10:00Z, so as soon as possible after 10:00Z, and at once on a server
+//! that has not read the current game day yet), claimed by one instance however many run; and
+//! the players' battle logs and profiles and the clans' member lists by the cadence of
+//! [`schedule`], leased row by row by [`worker`], stored by [`ingest`]'s mapping. A claim or
+//! lease whose instance vanished lapses. Reading, budgeting and archiving are `upstream`'s;
+//! what a payload means is `elixir_record`'s.
 
+pub mod ingest;
 pub mod schedule;
+pub mod worker;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,6 +39,12 @@ pub enum RecorderError {
     Rejected(#[from] CardsError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A payload the normalization rules refuse as a whole (archived all the same).
+    #[error("the payload was rejected: {0}")]
+    Payload(String),
+    /// A normalized value that could not be written as JSON (a bug).
+    #[error("encoding failed: {0}")]
+    Encode(String),
 }
 
 /// What one `/cards` read stored.
@@ -225,19 +234,28 @@ impl Poller {
     }
 }
 
-/// Runs `poller` until `cancel`: a look every `check_every`, none before a failed read's retry
-/// instant.
+/// Rows of the schedule one pass reads at most.
+pub const PASS_LIMIT: i64 = 50;
+/// Between two passes over the subjects' schedule when the last one found nothing to read.
+pub const IDLE_PASS: Duration = Duration::from_secs(2);
+
+/// Runs `poller` until `cancel`: the card catalogue's look every `check_every` (none before a
+/// failed read's retry instant), and passes over the players' and clans' schedule, back to
+/// back while there is work and every [`IDLE_PASS`] when there is none.
 pub fn spawn_poller(poller: Poller, cancel: CancellationToken) -> JoinHandle<()> {
     tokio::spawn(async move {
         let mut not_before: Millis = Millis::MIN;
+        let mut next_look: Millis = Millis::MIN;
         loop {
-            if poller.clock.now_millis() >= not_before {
+            let now = poller.clock.now_millis();
+            if now >= not_before && now >= next_look {
                 // A read in flight is abandoned on shutdown: its transaction rolls back, and
                 // the claim lapses for the next instance.
                 let ticked = tokio::select! {
                     () = cancel.cancelled() => break,
                     t = poller.tick() => t,
                 };
+                next_look = now + millis(poller.settings.check_every);
                 not_before = match ticked {
                     Ok(Tick::RetryAt(at)) => at,
                     Ok(_) => Millis::MIN,
@@ -247,9 +265,25 @@ pub fn spawn_poller(poller: Poller, cancel: CancellationToken) -> JoinHandle<()>
                     }
                 };
             }
+            let passed = tokio::select! {
+                () = cancel.cancelled() => break,
+                p = poller.pass(PASS_LIMIT) => p,
+            };
+            let busy = match passed {
+                Ok(p) => p.read + p.failed > 0 && p.throttled == 0,
+                Err(e) => {
+                    tracing::warn!(error = %e, "recorder pass failed");
+                    false
+                }
+            };
+            let pause = if busy {
+                Duration::ZERO
+            } else {
+                IDLE_PASS.min(poller.settings.check_every)
+            };
             tokio::select! {
                 () = cancel.cancelled() => break,
-                () = tokio::time::sleep(poller.settings.check_every) => {}
+                () = tokio::time::sleep(pause) => {}
             }
         }
     })
