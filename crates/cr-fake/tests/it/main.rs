@@ -3,6 +3,7 @@
 // The whole binary is test code.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod record;
 mod server;
 mod shapes;
 mod world;
