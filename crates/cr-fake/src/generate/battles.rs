@@ -266,9 +266,12 @@ fn draw_battle(
         }
         _ => {
             battle.kind = BattleType::PvP;
-            if dice.chance(50) {
+            if dice.chance(150) {
+                // Matchmaking pairs players of similar trophies.
                 let other = dice.below(u32::try_from(world.players.len()).unwrap_or(1));
-                if other != owner && !world.players[other as usize].activity.is_idle() {
+                let them = &world.players[other as usize];
+                let close = (them.start_trophies - me.start_trophies).abs() <= 600;
+                if other != owner && close && !them.activity.is_idle() {
                     battle.slots[2] = Participant::tracked(other, ladder_deck(world, other, t));
                 }
             }

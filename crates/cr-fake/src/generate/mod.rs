@@ -499,6 +499,13 @@ fn make_clan_moves(
     }
     let mut dice = Dice::new(config.seed, &[7]);
     let founders = memberships.len();
+    // A clan holds at most 50: a move into a full clan does not happen.
+    let mut sizes = vec![0usize; clans.len()];
+    for m in memberships.iter() {
+        if let Some(size) = sizes.get_mut(m.clan as usize) {
+            *size += 1;
+        }
+    }
     for i in 0..founders {
         let membership = memberships[i];
         // Leaders stay; one mover is forced so every multi-clan world has one.
@@ -511,6 +518,11 @@ fn make_clan_moves(
         let joined = (left + dice.range(1, 6) * HOUR_MS).min(config.end_millis - 1000);
         let offset = 1 + dice.below(u32::try_from(clans.len() - 1).unwrap_or(1));
         let to_clan = (membership.clan + offset) % u32::try_from(clans.len()).unwrap_or(1);
+        if sizes[to_clan as usize] >= 50 {
+            continue;
+        }
+        sizes[to_clan as usize] += 1;
+        sizes[membership.clan as usize] -= 1;
         memberships[i].to_millis = Some(left);
         memberships.push(Membership {
             player: membership.player,

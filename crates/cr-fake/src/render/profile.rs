@@ -55,7 +55,7 @@ pub fn player_json(world: &World, index: u32, now: i64) -> Option<Value> {
     let seed = world.config.seed;
     let trophies = world.trophies_at(index, now);
     let totals = world.totals_at(index, now);
-    let deck_index = usize::from(ladder_deck(world, index, now));
+    let deck_index = current_deck_index(world, index, now);
     let deck = player.decks.get(deck_index)?;
     let current_deck = tracked_deck_cards(world, player, deck);
     let troop = world.catalog.tower_troop(deck.tower_troop)?;
@@ -246,6 +246,33 @@ pub fn player_json(world: &World, index: u32, now: i64) -> Option<Value> {
     out.insert("kingTowerLevel".into(), json!(player.king_tower_level));
     out.insert("collectionLevel".into(), json!(collection_level));
     Some(Value::Object(out))
+}
+
+/// The deck of the player's last battle played with a ladder deck (war decks and event decks
+/// do not change the profile's deck), else the deck their rotation is on now.
+fn current_deck_index(world: &World, index: u32, now: i64) -> usize {
+    let ladder = world
+        .players
+        .get(index as usize)
+        .map_or(1, Player::ladder_decks);
+    let last = world
+        .battles_before(index, now)
+        .iter()
+        .rev()
+        .find_map(|&b| {
+            let battle = &world.battles[b as usize];
+            if battle.kind.is_war() || battle.kind == BattleType::Trail {
+                return None;
+            }
+            let side = battle.side_of(index)?;
+            let me = battle
+                .side(side)
+                .iter()
+                .find(|p| p.player() == Some(index))?;
+            Some(usize::from(me.deck()))
+        });
+    last.filter(|&d| d < ladder)
+        .unwrap_or_else(|| usize::from(ladder_deck(world, index, now)))
 }
 
 /// Wins in a row (positive) or losses in a row (negative) up to `now`.

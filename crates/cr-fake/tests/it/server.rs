@@ -116,6 +116,30 @@ async fn the_profile_agrees_with_the_battles_so_far() {
     );
     assert_eq!(profile["wins"], totals.wins);
     assert_eq!(profile["trophies"], h.world().trophies_at(player, now));
+    // The profile's deck is the one last played on the ladder (or any non-war, non-event mode).
+    let ids = |cards: &Value| {
+        let mut ids: Vec<u64> = cards
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_u64().unwrap())
+            .collect();
+        ids.sort_unstable();
+        ids
+    };
+    let last = h
+        .world()
+        .battles_before(player, now)
+        .iter()
+        .rev()
+        .map(|&b| &h.world().battles()[b as usize])
+        .find(|b| !b.kind().is_war() && b.kind() != cr_fake::BattleType::Trail)
+        .unwrap();
+    let shown = cr_fake::render::battle_json(h.world(), last, player).unwrap();
+    assert_eq!(
+        ids(&profile["currentDeck"]),
+        ids(&shown["team"][0]["cards"])
+    );
     assert_eq!(profile["currentDeck"].as_array().unwrap().len(), 8);
     assert_eq!(profile["kingTowerLevel"], p.king_tower_level);
     match h.world().membership_at(player, now) {

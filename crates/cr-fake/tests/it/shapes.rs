@@ -18,7 +18,7 @@ const CARDS: &str = include_str!("../../fixtures/cards.json");
 
 /// Keys that come and go with the data, not with the shape: a clanless player has no `clan`;
 /// a card's forms and cost decide `evolutionLevel`, `maxEvolutionLevel`, `elixirCost`,
-/// `starLevel` and the form icons; a badge without levels has no `level`/`maxLevel`/`target`;
+/// `starLevel` and the form icons;
 /// Mirror in the profile fixture has no `count`; `after`/`before` depend on the page.
 const DATA_DEPENDENT: &[&str] = &[
     "clan",
@@ -29,9 +29,6 @@ const DATA_DEPENDENT: &[&str] = &[
     "starLevel",
     "evolutionMedium",
     "heroMedium",
-    "level",
-    "maxLevel",
-    "target",
     "after",
     "before",
     "countryCode",
@@ -72,8 +69,13 @@ fn shape_diff(got: &Value, want: &Value, path: &str, out: &mut Vec<String>) {
             }
         }
         (Value::Array(g), Value::Array(w)) => {
-            if let Some(model) = w.first() {
-                for (i, item) in g.iter().enumerate() {
+            // Each item against the fixture item of the same `name` (a card, a badge), else
+            // the first.
+            for (i, item) in g.iter().enumerate() {
+                let named = w
+                    .iter()
+                    .find(|m| m.get("name").is_some() && m.get("name") == item.get("name"));
+                if let Some(model) = named.or(w.first()) {
                     shape_diff(item, model, &format!("{path}[{i}]"), out);
                 }
             }
