@@ -31,7 +31,7 @@ pub use catalog::{Card, Catalog, Rarity};
 pub use server::{Endpoint, FakeCrApi, RequestRecord};
 pub use world::{
     Activity, Battle, BattleType, Clan, ClanMove, Deck, Membership, NameChange, Outcome, OwnedCard,
-    Participant, Player, Role, Totals, Who, World, WorldConfig,
+    Participant, Player, Role, Script, Totals, Who, World, WorldConfig,
 };
 
 /// Why a world could not be generated.

@@ -499,10 +499,36 @@ pub struct World {
     pub(crate) rival_clans: Vec<(String, String, u32)>,
 }
 
+/// History events a test sets itself: when a script is given, its renames and moves replace
+/// the generated ones (promotions stay generated).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Script {
+    /// `(player, day, name)`: the player takes `name` at 12:00 into history day `day`
+    /// (0-based, counted from [`WorldConfig::start_millis`]).
+    pub renames: Vec<(u32, u32, String)>,
+    /// `(player, day, clan)`: the player leaves their clan at 12:00 into history day `day` and
+    /// joins `clan` as `member` two hours later.
+    pub moves: Vec<(u32, u32, u32)>,
+}
+
+impl Script {
+    /// When a scripted event on history day `day` happens.
+    pub fn instant(config: &WorldConfig, day: u32) -> i64 {
+        config.start_millis()
+            + i64::from(day) * crate::calendar::DAY_MS
+            + 12 * crate::calendar::HOUR_MS
+    }
+}
+
 impl World {
     /// Generates the world for a config (deterministic in the config).
     pub fn generate(config: WorldConfig) -> Result<World, WorldError> {
-        crate::generate::generate(config)
+        crate::generate::generate(config, None)
+    }
+
+    /// Generates the world with the script's renames and clan moves instead of generated ones.
+    pub fn generate_scripted(config: WorldConfig, script: &Script) -> Result<World, WorldError> {
+        crate::generate::generate(config, Some(script))
     }
 
     /// The config it was generated from.

@@ -1,8 +1,8 @@
 //! The deterministic generator: from a [`WorldConfig`] to players, clans, membership history,
-//! name changes, clan moves and promotions; `battles` then draws every battle and replays them
-//! in time order to set each participant's starting trophies and trophy change. Everything is drawn from ChaCha8
-//! streams keyed by the seed and what is being drawn, so one player's history does not shift
-//! when another's changes.
+//! name changes, clan moves (generated or scripted) and promotions; `battles` then draws every
+//! battle and replays them in time order to set starting trophies and trophy changes.
+//! Everything is drawn from ChaCha8 streams keyed by the seed and what is being drawn, so one
+//! player's history does not shift when another's changes.
 
 use std::collections::HashSet;
 
@@ -12,14 +12,14 @@ use rand_chacha::rand_core::{RngCore, SeedableRng};
 use crate::WorldError;
 use crate::calendar::{DAY_MS, HOUR_MS};
 use crate::catalog::Catalog;
+use crate::world::{
+    Activity, Clan, ClanMove, Deck, Membership, NameChange, OwnedCard, Player, Role, Script,
+    Totals, World, WorldConfig,
+};
+
 mod battles;
 
 pub(crate) use battles::ladder_deck;
-
-use crate::world::{
-    Activity, Clan, ClanMove, Deck, Membership, NameChange, OwnedCard, Player, Role, Totals, World,
-    WorldConfig,
-};
 
 /// The tag alphabet of the game.
 pub const TAG_ALPHABET: &[u8] = b"0289PYLQGRJCUV";
@@ -317,7 +317,7 @@ fn make_player(config: &WorldConfig, catalog: &Catalog, index: u32, tag: String)
 }
 
 /// Generates the world.
-pub(crate) fn generate(config: WorldConfig) -> Result<World, WorldError> {
+pub(crate) fn generate(config: WorldConfig, script: Option<&Script>) -> Result<World, WorldError> {
     config.check()?;
     let catalog = Catalog::load()?;
     if catalog.cards().len() < 32 || catalog.tower_troops().is_empty() {
@@ -350,8 +350,16 @@ pub(crate) fn generate(config: WorldConfig) -> Result<World, WorldError> {
         let tag = fresh_tag(&mut tag_dice, &mut taken);
         rival_clans.push((tag, clan_name(&mut dice), 16_000_000 + dice.below(180)));
     }
-    let name_changes = make_name_changes(&config, &mut players);
-    let clan_moves = make_clan_moves(&config, &clans, &mut memberships);
+    let (name_changes, clan_moves) = match script {
+        None => (
+            make_name_changes(&config, &mut players),
+            make_clan_moves(&config, &clans, &mut memberships),
+        ),
+        Some(script) => (
+            scripted_renames(&config, script, &mut players)?,
+            scripted_moves(&config, script, clans.len(), &mut memberships)?,
+        ),
+    };
     make_promotions(&config, &mut memberships);
     memberships.sort_by_key(|m| (m.player, m.from_millis));
     let mut by_player_memberships = vec![Vec::new(); players.len()];
@@ -541,6 +549,102 @@ fn make_clan_moves(
     }
     moves.sort_by_key(|m| m.left_millis);
     moves
+}
+
+fn check_event(config: &WorldConfig, what: &str, player: u32, day: u32) -> Result<(), WorldError> {
+    if player >= config.players {
+        return Err(WorldError::Config(format!(
+            "scripted {what}: player {player} does not exist (the world has {})",
+            config.players
+        )));
+    }
+    if day >= config.days {
+        return Err(WorldError::Config(format!(
+            "scripted {what}: day {day} is outside the history (days 0..{})",
+            config.days
+        )));
+    }
+    Ok(())
+}
+
+fn scripted_renames(
+    config: &WorldConfig,
+    script: &Script,
+    players: &mut [Player],
+) -> Result<Vec<NameChange>, WorldError> {
+    let mut renames = script.renames.clone();
+    renames.sort_by_key(|(_, day, _)| *day);
+    let mut changes = Vec::new();
+    for (player, day, name) in renames {
+        check_event(config, "rename", player, day)?;
+        if name.trim().is_empty() {
+            return Err(WorldError::Config(format!(
+                "scripted rename: player {player} on day {day} gets an empty name"
+            )));
+        }
+        let at = Script::instant(config, day);
+        let entry = &mut players[player as usize];
+        let from = entry.name_at(at).to_owned();
+        entry.names.push((at, name.clone()));
+        changes.push(NameChange {
+            player,
+            at_millis: at,
+            from,
+            to: name,
+        });
+    }
+    Ok(changes)
+}
+
+fn scripted_moves(
+    config: &WorldConfig,
+    script: &Script,
+    clan_count: usize,
+    memberships: &mut Vec<Membership>,
+) -> Result<Vec<ClanMove>, WorldError> {
+    let mut scripted = script.moves.clone();
+    scripted.sort_by_key(|(_, day, _)| *day);
+    let mut moves = Vec::new();
+    for (player, day, to_clan) in scripted {
+        check_event(config, "clan move", player, day)?;
+        if to_clan as usize >= clan_count {
+            return Err(WorldError::Config(format!(
+                "scripted clan move: clan {to_clan} does not exist (the world has {clan_count})"
+            )));
+        }
+        let left = Script::instant(config, day);
+        let current = memberships
+            .iter()
+            .position(|m| m.player == player && m.covers(left))
+            .ok_or_else(|| {
+                WorldError::Config(format!(
+                    "scripted clan move: player {player} is in no clan on day {day}"
+                ))
+            })?;
+        let from_clan = memberships[current].clan;
+        if from_clan == to_clan {
+            return Err(WorldError::Config(format!(
+                "scripted clan move: player {player} is already in clan {to_clan} on day {day}"
+            )));
+        }
+        let joined = left + 2 * HOUR_MS;
+        memberships[current].to_millis = Some(left);
+        memberships.push(Membership {
+            player,
+            clan: to_clan,
+            role: Role::Member,
+            from_millis: joined,
+            to_millis: None,
+        });
+        moves.push(ClanMove {
+            player,
+            from_clan,
+            left_millis: left,
+            to_clan,
+            joined_millis: joined,
+        });
+    }
+    Ok(moves)
 }
 
 /// A few members become elders during the history (a role change inside one clan).

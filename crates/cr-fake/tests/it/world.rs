@@ -288,3 +288,88 @@ fn two_thousand_players_for_thirty_days_generate_quickly_and_compactly() {
     let last = world.battles().last().unwrap().time_millis();
     assert!(last < END_MILLIS && last > END_MILLIS - DAY_MS);
 }
+
+#[test]
+fn a_script_sets_renames_and_clan_moves_on_given_days() {
+    let config = WorldConfig::new(13, 60, 7, END_MILLIS);
+    let plain = World::generate(config).unwrap();
+    let mover = (0..60u32)
+        .find(|&p| {
+            plain.membership_at(p, config.start_millis()).is_some()
+                && !plain.players()[p as usize].activity.is_idle()
+        })
+        .unwrap();
+    let from_clan = plain
+        .membership_at(mover, config.start_millis())
+        .unwrap()
+        .clan;
+    let to_clan = (from_clan + 1) % plain.clans().len() as u32;
+    let script = cr_fake::Script {
+        renames: vec![(4, 2, "Renamed Rook".into())],
+        moves: vec![(mover, 3, to_clan)],
+    };
+    let world = World::generate_scripted(config, &script).unwrap();
+    let renamed_at = cr_fake::Script::instant(&config, 2);
+    assert_eq!(world.name_changes().len(), 1);
+    assert_eq!(world.name_changes()[0].at_millis, renamed_at);
+    assert_eq!(world.players()[4].name_at(renamed_at), "Renamed Rook");
+    assert_eq!(
+        world.players()[4].name_at(renamed_at - 1),
+        plain.players()[4].name_at(0)
+    );
+    let moved = world.clan_moves();
+    assert_eq!(moved.len(), 1);
+    let left = cr_fake::Script::instant(&config, 3);
+    assert_eq!(
+        (moved[0].left_millis, moved[0].joined_millis),
+        (left, left + 2 * 3_600_000)
+    );
+    let in_clan = |clan: u32, at: i64| world.members_at(clan, at).iter().any(|m| m.player == mover);
+    assert!(in_clan(from_clan, left - 1) && !in_clan(to_clan, left - 1));
+    assert!(!in_clan(from_clan, left) && !in_clan(to_clan, left));
+    assert!(in_clan(to_clan, left + 2 * 3_600_000));
+    let clan = cr_fake::render::clan_json(&world, to_clan, END_MILLIS).unwrap();
+    let tags: Vec<&str> = clan["memberList"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["tag"].as_str().unwrap())
+        .collect();
+    assert!(tags.contains(&world.players()[mover as usize].tag.as_str()));
+
+    for (bad, reason) in [
+        (
+            cr_fake::Script {
+                renames: vec![(60, 1, "X".into())],
+                moves: vec![],
+            },
+            "player 60 does not exist",
+        ),
+        (
+            cr_fake::Script {
+                renames: vec![(1, 7, "X".into())],
+                moves: vec![],
+            },
+            "day 7 is outside the history",
+        ),
+        (
+            cr_fake::Script {
+                renames: vec![],
+                moves: vec![(mover, 1, from_clan)],
+            },
+            "is already in clan",
+        ),
+        (
+            cr_fake::Script {
+                renames: vec![],
+                moves: vec![(mover, 1, 99)],
+            },
+            "clan 99 does not exist",
+        ),
+    ] {
+        let err = World::generate_scripted(config, &bad)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(reason), "{err}");
+    }
+}
