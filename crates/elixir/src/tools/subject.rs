@@ -95,3 +95,105 @@ pub fn first_read(polls: &[Poll], endpoint: PollEndpoint, now: Millis) -> Value 
         }
     }
 }
+
+/// What the record knows of one player, read once per call: their row, their schedule rows,
+/// and the span of their recorded battles. Reading it also marks the player as named in a call
+/// (read at least hourly for 24 h, §7.2).
+#[derive(Debug, Clone)]
+pub struct PlayerFacts {
+    pub tag: Tag,
+    pub row: Option<crate::model::PlayerRow>,
+    pub polls: Vec<Poll>,
+    /// `(first, last)` recorded battle times.
+    pub span: Option<(Millis, Millis)>,
+}
+
+impl PlayerFacts {
+    /// Reads the facts of `tag`.
+    pub async fn read(ctx: &ToolCtx, tag: &Tag) -> Result<PlayerFacts, Fail> {
+        let store = &ctx.services.store;
+        let subject = tag.to_string();
+        let now = ctx.services.now();
+        store
+            .demand(&subject, now, now + crate::recorder::worker::DEMAND_MS)
+            .await?;
+        Ok(PlayerFacts {
+            tag: tag.clone(),
+            row: store.player(&subject).await?,
+            polls: store.polls_of(&subject).await?,
+            span: store.battle_span(&subject).await?,
+        })
+    }
+
+    /// Whether anything at all is recorded (a profile or a battle).
+    pub fn is_recorded(&self) -> bool {
+        self.row.is_some() || self.span.is_some()
+    }
+
+    /// `not_recorded` for this player, with the call that starts a recording.
+    pub fn not_recorded(&self) -> Fail {
+        Fail::Tool(ToolError::new(
+            ErrorCode::NotRecorded,
+            format!("Nothing is recorded for {} yet.", self.tag),
+            format!(
+                "elixir_track_player({{\"player_tag\": \"{}\"}}) starts recording them.",
+                self.tag
+            ),
+        ))
+    }
+
+    /// When the record of this player starts: the first battle or the first sighting.
+    pub fn recorded_since(&self) -> Option<Millis> {
+        let first_row = self.row.as_ref().map(|r| r.first_seen_at);
+        match (self.span.map(|s| s.0), first_row) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The last read of one endpoint.
+    pub fn last_read(&self, endpoint: PollEndpoint) -> Option<Millis> {
+        self.polls
+            .iter()
+            .find(|p| p.endpoint == endpoint)
+            .and_then(|p| p.last_read_at)
+    }
+
+    /// The subject-tool `meta` keys (§3.2): `recorded_since`, `recording_active_since`,
+    /// `source_polls` (player and battlelog measured; the rest null) and `freshness_seconds`
+    /// (the oldest of `needs`; null if one was never read).
+    pub fn meta(&self, now: Millis, needs: &[PollEndpoint]) -> Vec<(&'static str, Value)> {
+        let poll = |endpoint| match self.last_read(endpoint) {
+            Some(at) => {
+                json!({"observed_at": iso(at), "freshness_seconds": (now - at).max(0) / 1000})
+            }
+            None => Value::Null,
+        };
+        let mut freshness = Some(0i64);
+        for endpoint in needs {
+            freshness = match (freshness, self.last_read(*endpoint)) {
+                (Some(worst), Some(at)) => Some(worst.max((now - at).max(0) / 1000)),
+                _ => None,
+            };
+        }
+        let mut keys = vec![
+            (
+                "source_polls",
+                json!({
+                    "player": poll(PollEndpoint::Player),
+                    "battlelog": poll(PollEndpoint::Battlelog),
+                    "clan": null, "currentriverrace": null, "riverracelog": null,
+                    "cards": null, "board": null,
+                }),
+            ),
+            ("freshness_seconds", json!(freshness)),
+        ];
+        if let Some(since) = self.recorded_since() {
+            keys.push(("recorded_since", json!(iso(since))));
+        }
+        if let Some(active) = self.polls.iter().map(|p| p.created_at).min() {
+            keys.push(("recording_active_since", json!(iso(active))));
+        }
+        keys
+    }
+}
