@@ -59,6 +59,28 @@ pub enum Command {
     /// The card catalogue.
     #[command(subcommand)]
     Cards(CardsCommand),
+    /// Record a generated clan of 30 players over the last 60 days (from a built-in fake of
+    /// the Clash Royale API) into the database, then print how to connect. Run once on a
+    /// fresh database, then `serve`.
+    Demo {
+        /// Directory of the raw-payload archive.
+        #[arg(long, env = "ELIXIR_ARCHIVE_DIR", default_value = "./archive")]
+        archive_dir: std::path::PathBuf,
+        /// The origin `serve` will answer at, for the printed configuration.
+        #[arg(
+            long,
+            env = "ELIXIR_PUBLIC_URL",
+            default_value = "http://127.0.0.1:8090"
+        )]
+        public_url: String,
+    },
+    /// Run the recorder alone (no doors): read the tracked players and clans on their
+    /// schedule until interrupted. Several servers and one recorder can share a database;
+    /// each read is leased, so two recorders never read one subject.
+    Record {
+        #[command(flatten)]
+        upstream: UpstreamArgs,
+    },
     /// Print the embedded changelog as JSON, newest first.
     Changelog,
 }
@@ -264,6 +286,17 @@ pub enum FeedbackCommand {
 }
 
 /// Opens and migrates the database for a one-shot command, with the default pool.
+/// The real clock, or with the `test-clock` feature and `ELIXIR_TEST_CLOCK_FILE` set, the real
+/// clock shifted by that file's seconds.
+fn system_clock() -> Arc<dyn Clock> {
+    #[cfg(feature = "test-clock")]
+    if let Some(clock) = crate::test_clock::FileOffsetClock::from_env() {
+        tracing::warn!("test clock: time is shifted by {}", crate::test_clock::ENV);
+        return Arc::new(clock);
+    }
+    Arc::new(SystemClock)
+}
+
 async fn open(url: &str) -> anyhow::Result<SharedStore> {
     let store = store::connect(url, &ServeConfig::default().server.db)
         .await
@@ -297,7 +330,7 @@ fn oauth_settings(args: &ServeArgs) -> anyhow::Result<OAuthSettings> {
 
 /// Runs a parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let clock: Arc<dyn Clock> = system_clock();
     let random: Arc<dyn Random> = Arc::new(OsRandom);
     match cli.command {
         Command::Serve(args) => {
@@ -480,6 +513,71 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             } else {
                 println!("{}", refreshed.summary());
             }
+        }
+        Command::Demo {
+            archive_dir,
+            public_url,
+        } => {
+            let store = open(&cli.database_url).await?;
+            println!(
+                "recording a generated clan of {} players over {} days…",
+                crate::demo::PLAYERS,
+                crate::demo::DAYS
+            );
+            let demo = crate::demo::record(
+                crate::demo::DAYS,
+                &store,
+                clock.as_ref(),
+                random.as_ref(),
+                &archive_dir,
+                |line| {
+                    println!("  {line}");
+                },
+            )
+            .await?;
+            let base = public_url.trim_end_matches('/');
+            println!(
+                "\nrecorded {} battles of {} players in {} ({}); the demo account's primary player is {}.\n\n\
+                 Start the server:  elixir --database-url {} serve\n\n\
+                 Personal door (OAuth; sign in as {} — the code goes to the mail outbox, see `serve --help`):\n  \
+                 claude mcp add --transport http elixir {base}/mcp\n\n\
+                 Agent door for the clan (service key, shown once):\n  \
+                 claude mcp add --transport http elixir-clan {base}/a/{}/mcp --header \"Authorization: Bearer {}\"\n\n\
+                 Then ask, for example: \"How did {} do in the last 30 days?\"",
+                demo.battles,
+                demo.players,
+                demo.clan_name,
+                demo.clan_tag,
+                demo.primary_tag,
+                cli.database_url,
+                crate::demo::DEMO_EMAIL,
+                demo.agent_public_id,
+                demo.service_key,
+                demo.primary_tag,
+            );
+        }
+        Command::Record { upstream } => {
+            let Some(config) = upstream.config() else {
+                bail!("--cr-api-token (or ELIXIR_CR_API_TOKEN) is required to record")
+            };
+            let store = open(&cli.database_url).await?;
+            let poller = recorder::Poller {
+                upstream: Arc::new(Upstream::new(
+                    &config,
+                    Arc::clone(&store),
+                    Arc::clone(&clock),
+                )?),
+                store,
+                clock: Arc::clone(&clock),
+                owner: format!("record-{}", crate::access::kinds::new_uuid(random.as_ref())),
+                settings: recorder::PollSettings::default(),
+            };
+            let cancel = tokio_util::sync::CancellationToken::new();
+            let task = recorder::spawn_poller(poller, cancel.clone());
+            tracing::info!("elixir recording; interrupt to stop");
+            mcp_door::shutdown_signal().await;
+            cancel.cancel();
+            task.await?;
         }
         Command::Changelog => {
             let content = Content::load(&[]).map_err(anyhow::Error::msg)?;

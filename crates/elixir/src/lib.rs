@@ -1,9 +1,8 @@
 //! Elixir: a Clash Royale history recorder whose MCP doors (`/mcp` for people,
 //! `/a/{public_id}/mcp` for agents, `/i/{public_id}/mcp` for integrations) sit behind OAuth 2.1
-//! and service keys. This build is the protocol surface (versioned, metered, well-formed
-//! envelopes, proven with the Help and Account tools) and the first piece of the record: the
-//! upstream client with its budget and archive, and the daily card catalogue behind
-//! `cards_catalog` and `elixir://cards`.
+//! and service keys: the protocol surface (versioned, metered, well-formed envelopes), the
+//! recorder (tracked players' battle logs and profiles, tracked clans' member lists, the daily
+//! card catalogue, each read archived and receipted) and the tools that answer from the record.
 //!
 //! The folders follow one request's path, dependencies pointing down:
 //! - [`access`]: principal kinds, tiers, scopes and service keys, the door-path grammar,
@@ -12,13 +11,14 @@
 //!   `meta`, resources and prompts, the audit hook, the door presenter;
 //! - [`tools`]: the registry and one file per tool group;
 //! - [`upstream`]: the Clash Royale API client, its budget and archive;
-//! - [`recorder`]: the scheduled reads;
+//! - [`recorder`]: what to read when, and the worker that reads and stores it;
 //! - [`store`]: the area traits and their SQL on SQLite and PostgreSQL;
 //! - [`web`]: the sign-in, account and docs pages, over one page module.
 //!
 //! Beside them: [`domain`] (shared vocabulary), [`model`] (stored entities), [`services`]
 //! (what one server shares), [`admin`] (account and agent administration), [`content`] (the
-//! docs content), and composition in [`app`] and [`cli`].
+//! docs content), and composition in [`app`] and [`cli`]. With the `test-clock` feature,
+//! `test_clock` lets a test outside the process move the server's time.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -27,12 +27,15 @@ pub mod admin;
 pub mod app;
 pub mod cli;
 pub mod content;
+pub mod demo;
 pub mod domain;
 pub mod mcp;
 pub mod model;
 pub mod recorder;
 pub mod services;
 pub mod store;
+#[cfg(feature = "test-clock")]
+pub mod test_clock;
 pub mod tools;
 pub mod upstream;
 pub mod web;

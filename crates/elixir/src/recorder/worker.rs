@@ -131,6 +131,12 @@ impl Poller {
                 }
             }
         }
+        if report.read + report.failed > 0 {
+            // Raw JSON is kept two hours for reprocessing (§7.5); the archive keeps it for good.
+            self.store
+                .purge_raw(self.clock.now_millis() - super::RAW_RETENTION_MS)
+                .await?;
+        }
         Ok(report)
     }
 
@@ -166,6 +172,12 @@ impl Poller {
             Err(UpstreamError::Throttled { until, .. }) => return Err(Throttled(*until)),
             Err(UpstreamError::CircuitOpen { probe_at }) => return Err(Throttled(*probe_at)),
             Err(UpstreamError::Status { status: 404, .. }) => (ReadResult::NotFound, Some(404)),
+            // 429, 503 and the circuit's 403s pause the budget: the subject did nothing
+            // wrong, so it keeps its counters and is read when the pause ends.
+            Err(UpstreamError::Status {
+                retry_at: Some(until),
+                ..
+            }) => return Err(Throttled(*until)),
             Err(e) => {
                 let consecutive = u32::try_from(poll.failures + 1).unwrap_or(u32::MAX);
                 let status = match e {
@@ -406,7 +418,7 @@ impl Poller {
             GapKind::BattleCount => "battle_count",
             _ => "unknown",
         };
-        tracing::info!(subject = %tag, reason, "coverage gap");
+        tracing::debug!(subject = %tag, reason, "coverage gap");
         self.store
             .add_gap(&CoverageGap {
                 subject: tag.to_string(),

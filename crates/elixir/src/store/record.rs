@@ -503,7 +503,19 @@ impl RecordStore for SqlStore {
             previous_newest,
             ..Ingested::default()
         };
-        for b in battles {
+        // A log re-read mostly repeats what this player's observations hold: one read of them
+        // over the log's span leaves only the new entries to write.
+        let oldest = battles.iter().map(|b| b.battle_time).min().unwrap_or(0);
+        let known: std::collections::HashSet<String> =
+            sql("SELECT battle_id FROM battle_players WHERE player_tag = $1 AND battle_time >= $2")
+                .bind(player)
+                .bind(oldest)
+                .fetch_all(&mut tx)
+                .await?
+                .iter()
+                .map(|r| r.text("battle_id"))
+                .collect::<Result<_, _>>()?;
+        for b in battles.iter().filter(|b| !known.contains(&b.battle_id)) {
             let o = &b.observer;
             let observed = sql(
                 "INSERT INTO battle_players (player_tag, battle_id, battle_time, \
@@ -886,21 +898,16 @@ impl RecordStore for SqlStore {
     }
 
     async fn recorded_clans(&self) -> Result<Vec<(String, Option<String>, String)>, StoreError> {
-        sql("SELECT t.clan_tag, MAX(c.name) AS name, \
-             MAX(CASE WHEN t.scope = 'comprehensive' THEN 1 ELSE 0 END) AS wide \
+        // 'comprehensive' sorts after 'activity': the widest scope any tracker chose.
+        sql(
+            "SELECT t.clan_tag, MAX(c.name) AS name, MAX(t.scope) AS scope \
              FROM tracked_clans t LEFT JOIN clans c ON c.tag = t.clan_tag \
-             GROUP BY t.clan_tag ORDER BY t.clan_tag")
+             GROUP BY t.clan_tag ORDER BY t.clan_tag",
+        )
         .fetch_all(&self.db)
         .await?
         .iter()
-        .map(|r| {
-            let scope = if r.int("wide")? == 1 {
-                "comprehensive"
-            } else {
-                "activity"
-            };
-            Ok((r.text("clan_tag")?, r.opt_text("name")?, scope.to_owned()))
-        })
+        .map(|r| Ok((r.text("clan_tag")?, r.opt_text("name")?, r.text("scope")?)))
         .collect()
     }
 }

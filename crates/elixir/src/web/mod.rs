@@ -11,6 +11,7 @@ mod agents;
 mod docs;
 pub mod markdown;
 pub mod page;
+mod players;
 mod signin;
 
 use axum::Router;
@@ -35,6 +36,7 @@ pub fn router(web: Web) -> Router {
         .route("/account/agents/{public_id}", get(agents::page))
         .route("/account/agents/{public_id}/{action}", post(agents::action))
         .route("/account/activity", get(account::activity))
+        .route("/account/players", get(players::page))
         .route("/account/refusals", get(account::refusals))
         .route("/docs", get(docs::index))
         .route("/docs/{slug}", get(docs::page))

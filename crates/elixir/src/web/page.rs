@@ -89,7 +89,8 @@ impl Web {
 pub(crate) fn layout(title: &str, csrf: Option<&str>, body: &str) -> String {
     let nav = match csrf {
         Some(csrf) => format!(
-            "<nav><a href=\"/account\">Account</a><a href=\"/account/connections\">Connections</a>\
+            "<nav><a href=\"/account\">Account</a><a href=\"/account/players\">Players</a>\
+             <a href=\"/account/connections\">Connections</a>\
              <a href=\"/account/agents\">Agents</a><a href=\"/account/activity\">Activity</a>\
              <a href=\"/account/refusals\">Refused credentials</a><a href=\"/docs\">Docs</a>\
              <form class=\"inline\" method=\"post\" action=\"/signout\">\

@@ -447,3 +447,84 @@ async fn create_an_agent_then_suspend_it() {
 
     browser.close().await;
 }
+
+/// Account → Players in the browser: a tracked player recorded from a generated world shows
+/// its recording, its trophy line and its win rate by mode as SVG pictures, each with the same
+/// facts as text beside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_players_page_draws_the_record() {
+    use elixir::model::{Principal, Relationship, TrackPlayer};
+    use elixir::recorder::ingest::{new_battles, player_rows};
+    use mcp_door::Clock;
+    use testkit::cr_api::{World, WorldConfig, render};
+
+    let Some(Fixture {
+        server,
+        browser,
+        outbox,
+        _db,
+    }) = fixture().await
+    else {
+        return;
+    };
+    let now = server.clock.now_millis();
+    let day = 24 * 3_600_000;
+    let world = World::generate(WorldConfig::new(5, 4, 20, now)).unwrap();
+    let player = &world.players()[0];
+    let tag = elixir_record::Tag::parse(&player.tag).unwrap();
+    server
+        .store
+        .track_player(&TrackPlayer {
+            account_id: server.person.id,
+            principal: Principal::Person,
+            player_tag: player.tag.clone(),
+            relationship: Relationship::Primary,
+            max_players: None,
+            at: now - 20 * day,
+        })
+        .await
+        .unwrap();
+    // Ten daily reads of the log and the profile, as the recorder would store them.
+    for d in (0..10).rev() {
+        let at = now - d * day;
+        let log = render::battlelog_json(&world, 0, at).to_string();
+        let battles = elixir_record::Battle::from_battlelog(log.as_bytes())
+            .unwrap()
+            .battles;
+        let rows = new_battles(&tag, &battles).unwrap();
+        server
+            .store
+            .ingest_battles(&player.tag, None, at, &rows)
+            .await
+            .unwrap();
+        let profile = render::player_json(&world, 0, at).unwrap().to_string();
+        let read =
+            elixir_record::normalize::player::PlayerProfile::from_upstream(profile.as_bytes())
+                .unwrap();
+        let (row, snapshot) = player_rows(&read.profile, at).unwrap();
+        server.store.put_player(&row, &snapshot).await.unwrap();
+    }
+
+    sign_in(&browser, &server, outbox.path(), "king@example.com").await;
+    browser.goto(&server.url("/account/players")).await;
+    assert_eq!(browser.title().await, "Players · Elixir");
+    let charts = browser.find_all("svg[role=img]").await;
+    assert_eq!(charts.len(), 2, "a trophy line and a mode chart");
+    let captions: Vec<String> = {
+        let mut out = Vec::new();
+        for c in browser.find_all("figcaption").await {
+            out.push(c.text().await);
+        }
+        out
+    };
+    assert!(captions[0].starts_with("Trophies from "), "{captions:?}");
+    assert!(captions[0].contains("10 profile reads"), "{captions:?}");
+    assert!(
+        captions[1].starts_with("Win rate by mode, last 30 days."),
+        "{captions:?}"
+    );
+    let source = browser.page_source().await;
+    assert!(source.contains(&player.tag), "the player is listed");
+    assert!(source.contains("recording active"), "{source}");
+    assert!(!source.contains("<script"), "no script on the page");
+}

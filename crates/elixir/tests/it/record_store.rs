@@ -229,6 +229,27 @@ async fn clan_slots_count_per_scope(url: &str) {
     );
     let used = store.slot_use(id).await.unwrap();
     assert_eq!((used.clans_activity, used.clans_comprehensive), (1, 0));
+    // Another account tracks the same clan comprehensively: the widest scope wins.
+    let other = account(&store).await;
+    store
+        .track_clan(&TrackClan {
+            account_id: other,
+            principal: Principal::Person,
+            clan_tag: "#9YJUPU9".into(),
+            scope: ClanScope::Comprehensive,
+            max_of_scope: None,
+            at: T,
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        store.recorded_clans().await.unwrap(),
+        vec![("#9YJUPU9".to_owned(), None, "comprehensive".to_owned())]
+    );
+    store
+        .untrack_clan(other, Principal::Person, "#9YJUPU9")
+        .await
+        .unwrap();
     assert_eq!(store.polls_of("#9YJUPU9").await.unwrap().len(), 1);
     assert!(
         store
