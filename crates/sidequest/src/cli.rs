@@ -181,6 +181,21 @@ pub struct DemoArgs {
     pub public_url: String,
 }
 
+/// The sign-in page's address that `serve` prints: under the public URL when there is one,
+/// else on the bound address (a wildcard bind is reached on the loopback).
+pub fn sign_in_url(public_url: Option<&str>, bound: std::net::SocketAddr) -> String {
+    if let Some(base) = public_url {
+        return format!("{}/signin", base.trim_end_matches('/'));
+    }
+    let host = match bound.ip() {
+        ip if ip.is_unspecified() && ip.is_ipv4() => "127.0.0.1".to_owned(),
+        ip if ip.is_unspecified() => "[::1]".to_owned(),
+        std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+        std::net::IpAddr::V4(ip) => ip.to_string(),
+    };
+    format!("http://{host}:{}/signin", bound.port())
+}
+
 /// Opens and migrates the database for a one-shot command, with the default pool.
 async fn open(url: &str) -> anyhow::Result<SharedStore> {
     let store = store::connect(url, &ServeConfig::default().server.db)
@@ -227,6 +242,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let listener = tokio::net::TcpListener::bind(args.bind)
                 .await
                 .with_context(|| format!("binding {}", args.bind))?;
+            println!(
+                "Sidequest is running. Sign in at {}",
+                sign_in_url(args.public_url.as_deref(), listener.local_addr()?)
+            );
             app::run(config, listener, clock, random, mcp_door::shutdown_signal()).await?;
         }
         Command::Migrate => {
@@ -356,6 +375,22 @@ fn redact(url: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::sign_in_url;
+
+    #[test]
+    fn serve_prints_the_sign_in_page() {
+        let bound: std::net::SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        assert_eq!(sign_in_url(None, bound), "http://127.0.0.1:8080/signin");
+        let bound: std::net::SocketAddr = "[::]:8080".parse().unwrap();
+        assert_eq!(sign_in_url(None, bound), "http://[::1]:8080/signin");
+        let bound: std::net::SocketAddr = "10.0.0.5:80".parse().unwrap();
+        assert_eq!(sign_in_url(None, bound), "http://10.0.0.5:80/signin");
+        assert_eq!(
+            sign_in_url(Some("https://play.example/"), bound),
+            "https://play.example/signin"
+        );
+    }
+
     #[test]
     fn redacts_passwords() {
         assert_eq!(

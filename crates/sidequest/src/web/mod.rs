@@ -31,6 +31,8 @@ use crate::state::AppState;
 pub const STYLESHEET: &str = include_str!("../../static/sidequest.css");
 /// The one script (counters, copy buttons).
 pub const SCRIPT: &str = include_str!("../../static/sidequest.js");
+/// The site's icon (so browsers do not ask for a missing `/favicon.ico`).
+pub const ICON: &str = include_str!("../../static/favicon.svg");
 
 fn static_file(content_type: &'static str, body: &'static str) -> Response {
     let mut response = (StatusCode::OK, body).into_response();
@@ -55,6 +57,10 @@ async fn script() -> Response {
     static_file("text/javascript; charset=utf-8", SCRIPT)
 }
 
+async fn icon() -> Response {
+    static_file("image/svg+xml", ICON)
+}
+
 /// Every page route.
 pub fn router(state: AppState) -> Router {
     Router::new()
@@ -64,6 +70,8 @@ pub fn router(state: AppState) -> Router {
         .route("/language/{lang}", get(signin::language))
         .route("/static/sidequest.css", get(stylesheet))
         .route("/static/sidequest.js", get(script))
+        .route("/static/favicon.svg", get(icon))
+        .route("/favicon.ico", get(icon))
         .route("/scenarios", post(scenarios::create))
         .route("/scenarios/{id}", get(scenarios::editor))
         .route("/scenarios/{id}/nodes", post(scenarios::save_node))

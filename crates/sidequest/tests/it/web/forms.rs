@@ -41,6 +41,9 @@ async fn headers_and_static_files(url: &str) {
     js.expect(200);
     assert_eq!(js.header("content-type"), "text/javascript; charset=utf-8");
     assert!(js.text.contains("data-max"));
+    let icon = anon.get("/static/favicon.svg").await;
+    icon.expect(200);
+    assert_eq!(icon.header("content-type"), "image/svg+xml");
 }
 
 async fn sign_in_and_out(url: &str) {

@@ -3,6 +3,7 @@
 //! CSRF on every form, the access matrix, the whole play loop, bounds, review and language.
 
 mod access;
+mod chromium;
 mod flow;
 mod forms;
 
