@@ -129,6 +129,12 @@ pub enum UserCommand {
         #[arg(long)]
         gm: bool,
     },
+    /// Set (or replace) a user's password, read from standard input (first line, at least 8
+    /// characters); their open sessions end.
+    Password {
+        #[arg(long)]
+        username: String,
+    },
     /// Deactivate a user: their sessions and every play token of their assignments stop working.
     Deactivate {
         #[arg(long)]
@@ -179,6 +185,22 @@ pub struct DemoArgs {
         default_value = "http://127.0.0.1:8080"
     )]
     pub public_url: String,
+}
+
+/// Reads a password from the first line of standard input (at least 8 characters) and hashes
+/// it with a fresh salt.
+fn password_from_stdin(random: &dyn Random) -> anyhow::Result<String> {
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .context("reading the password from stdin")?;
+    let password = input.lines().next().unwrap_or_default();
+    if password.chars().count() < 8 {
+        bail!("the password must have at least 8 characters");
+    }
+    let mut salt = [0u8; 16];
+    random.fill(&mut salt);
+    password::hash(password, salt).map_err(anyhow::Error::msg)
 }
 
 /// The sign-in page's address that `serve` prints: under the public URL when there is one,
@@ -259,17 +281,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }) => {
             let store = open(&cli.database_url).await?;
             let password_hash = if password_stdin {
-                let mut input = String::new();
-                std::io::stdin()
-                    .read_to_string(&mut input)
-                    .context("reading the password from stdin")?;
-                let password = input.lines().next().unwrap_or_default();
-                if password.chars().count() < 8 {
-                    bail!("the password must have at least 8 characters");
-                }
-                let mut salt = [0u8; 16];
-                random.fill(&mut salt);
-                Some(password::hash(password, salt).map_err(anyhow::Error::msg)?)
+                Some(password_from_stdin(random.as_ref())?)
             } else {
                 None
             };
@@ -288,6 +300,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 user.id,
                 if gm { " — GM" } else { "" }
             );
+        }
+        Command::User(UserCommand::Password { username }) => {
+            let store = open(&cli.database_url).await?;
+            let Some(user) = store.user_by_username(&username).await? else {
+                bail!("no user named {username}")
+            };
+            let hash = password_from_stdin(random.as_ref())?;
+            store.set_password_hash(user.id, Some(&hash)).await?;
+            let sessions = store.delete_sessions_of(user.id).await?;
+            println!("set the password of {username} (ended {sessions} session(s))");
         }
         Command::User(UserCommand::Deactivate { username }) => {
             let store = open(&cli.database_url).await?;
