@@ -353,8 +353,16 @@ const TEXTS: &[(&str, &str, &str)] = &[
         "Nothing was saved: the assignment moved on after you opened the review. Here is what changed; decide again below.",
         "Nic nie zapisano: po otwarciu przeglądu przydział się zmienił. Oto co się zmieniło; zdecyduj ponownie poniżej.",
     ),
-    ("stale_seen", "You saw version", "Widziałeś wersję"),
-    ("stale_now", "it is now at version", "teraz jest wersja"),
+    (
+        "stale_seen",
+        "You saw version",
+        "Formularz był otwarty przy wersji",
+    ),
+    (
+        "stale_now",
+        "it is now at version",
+        "teraz przydział ma wersję",
+    ),
     ("changed_entries", "New in the journal", "Nowe w dzienniku"),
     (
         "decided_meanwhile",

@@ -127,15 +127,19 @@ pub fn language_of(headers: &HeaderMap) -> Language {
 }
 
 /// Whether a POST comes from our own pages, by the headers browsers set and pages cannot:
-/// `Sec-Fetch-Site`, when sent, is `same-origin` or `none`; `Origin`, when sent, is ours or
-/// `null` vouched for by `Sec-Fetch-Site: same-origin` (every page is `no-referrer`).
-fn same_origin(headers: &HeaderMap, origin: &str) -> bool {
+/// `Sec-Fetch-Site`, when sent, is `same-origin` or `none` (it is the browser's own verdict,
+/// right behind a TLS-terminating proxy too); without it, `Origin`, when sent, names our host
+/// (over http or https).
+fn same_origin(headers: &HeaderMap, host: &str) -> bool {
     let get = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("\u{0}"));
-    let site = get("sec-fetch-site");
-    let site_ok = site.is_none_or(|s| s == "same-origin" || s == "none");
-    let origin_ok =
-        get("origin").is_none_or(|o| o == origin || (o == "null" && site == Some("same-origin")));
-    site_ok && origin_ok
+    match get("sec-fetch-site") {
+        Some(site) => site == "same-origin" || site == "none",
+        None => get("origin").is_none_or(|o| {
+            o.strip_prefix("https://")
+                .or_else(|| o.strip_prefix("http://"))
+                .is_some_and(|h| h == host)
+        }),
+    }
 }
 
 impl FromRequestParts<AppState> for Visitor {
@@ -164,7 +168,7 @@ impl FromRequestParts<AppState> for Visitor {
         let mut visitor = Visitor {
             lang,
             signed: None,
-            same_origin: same_origin(&parts.headers, &origin),
+            same_origin: same_origin(&parts.headers, host),
             path,
             origin,
             secure,
@@ -472,23 +476,32 @@ mod tests {
 
     #[test]
     fn same_origin_posts() {
-        let o = "http://127.0.0.1:8080";
+        let host = "127.0.0.1:8080";
         let check = |pairs: &[(&'static str, &str)]| {
             let mut h = HeaderMap::new();
             for (k, v) in pairs {
                 h.insert(*k, v.parse().unwrap());
             }
-            same_origin(&h, o)
+            same_origin(&h, host)
         };
         assert!(check(&[]));
-        assert!(check(&[("origin", o), ("sec-fetch-site", "same-origin")]));
         assert!(check(&[
             ("origin", "null"),
             ("sec-fetch-site", "same-origin")
         ]));
+        assert!(check(&[
+            ("origin", "https://127.0.0.1:8080"),
+            ("sec-fetch-site", "same-origin")
+        ]));
+        assert!(check(&[("origin", "http://127.0.0.1:8080")]));
+        assert!(check(&[("origin", "https://127.0.0.1:8080")]));
         assert!(!check(&[("origin", "https://evil.example")]));
-        assert!(!check(&[("sec-fetch-site", "cross-site")]));
         assert!(!check(&[("origin", "null")]));
+        assert!(!check(&[("sec-fetch-site", "cross-site")]));
+        assert!(!check(&[
+            ("sec-fetch-site", "same-site"),
+            ("origin", "http://127.0.0.1:8080")
+        ]));
     }
 
     #[test]

@@ -145,6 +145,8 @@ async fn two_people_play_a_session_in_chromium(url: &str) {
     photograph(&gm, &base, "scenario-editor", backend).await;
     gm.submit("#publish").await;
     assert!(gm.page_source().await.contains("/versions/1"));
+    gm.goto(&format!("{base}/scenarios/{sid}/versions/1")).await;
+    photograph(&gm, &base, "scenario-version", backend).await;
 
     // Creates the assignment; the button is clicked twice before the answer comes.
     gm.goto(&format!("{base}/plays/new?scenario={sid}")).await;
