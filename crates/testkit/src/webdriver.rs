@@ -364,6 +364,16 @@ impl Browser {
         .await
     }
 
+    /// Sets the browser window's size in CSS pixels (screenshots show the viewport).
+    pub async fn resize(&self, width: u32, height: u32) {
+        self.expect(
+            Method::POST,
+            "/window/rect",
+            Some(json!({"width": width, "height": height})),
+        )
+        .await;
+    }
+
     /// Saves a PNG screenshot of the current page at `path` (its directory is created).
     pub async fn screenshot(&self, path: &Path) {
         let value = self.expect(Method::GET, "/screenshot", None).await;

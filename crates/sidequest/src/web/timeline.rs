@@ -67,19 +67,20 @@ pub fn steps(events: &[JournalEvent], consequences: &[Consequence]) -> Vec<Step>
     timed.into_iter().map(|(_, _, s)| s).collect()
 }
 
-/// A step in words.
+/// A step in words. Counts follow their noun after a colon ("approved: 2"), which reads
+/// naturally in English and in Polish whatever the number (no plural forms to pick).
 pub fn describe(step: &Step, w: &Words<'_>) -> String {
     match step {
         Step::Turn { version, proposed } => {
             format!(
-                "{} {version}: {proposed} {}",
+                "{} {version} ({}: {proposed})",
                 capitalize(w.turn),
                 w.proposed
             )
         }
         Step::Finish { version } => format!("{} ({version})", capitalize(w.finish)),
         Step::Decisions { approved, rejected } => format!(
-            "{}: {approved} {}, {rejected} {}",
+            "{} ({}: {approved}, {}: {rejected})",
             capitalize(w.decision),
             w.approved,
             w.rejected
@@ -253,8 +254,11 @@ mod tests {
                 },
             ]
         );
-        assert_eq!(describe(&s[1], &W), "Turn 3: 2 consequences proposed");
-        assert_eq!(describe(&s[3], &W), "GM decisions: 1 approved, 1 rejected");
+        assert_eq!(describe(&s[1], &W), "Turn 3 (consequences proposed: 2)");
+        assert_eq!(
+            describe(&s[3], &W),
+            "GM decisions (approved: 1, rejected: 1)"
+        );
         let pic = svg(&s, &W, "tl-text");
         assert_eq!(pic.matches("<g class=\"step\">").count(), 4);
         assert!(

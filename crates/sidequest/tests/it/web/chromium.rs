@@ -90,6 +90,7 @@ async fn two_people_play_a_session_in_chromium(url: &str) {
     let s = &w.server;
     let base = format!("http://{}", s.addr);
     let gm = Browser::start().await;
+    gm.resize(1100, 1600).await;
 
     // The GM signs in (the sign-in page first, photographed before and after).
     // The console channel works: an inline script (refused by the CSP) and a missing image
@@ -283,6 +284,7 @@ async fn two_people_play_a_session_in_chromium(url: &str) {
 
     // The player, in a browser of their own.
     let player = Browser::start().await;
+    player.resize(1100, 1600).await;
     sign_in(&player, &base, "player").await;
     photograph(&player, &base, "home-player", backend).await;
     player.click_and_wait(&format!("a[href=\"{a}\"]")).await;

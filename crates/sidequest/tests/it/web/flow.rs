@@ -164,7 +164,7 @@ async fn a_whole_session_through_the_pages(url: &str) {
             .contains("role=\"img\" aria-labelledby=\"tl-title tl-text\"")
     );
     assert_eq!(page.text.matches("<g class=\"step\">").count(), 3);
-    assert!(page.text.contains("Turn 2: 1 consequences proposed"));
+    assert!(page.text.contains("Turn 2 (consequences proposed: 1)"));
 
     // Review: two forms read at version 4; the first saves, its resubmission is the same
     // review, the second is stale and shows what changed.
@@ -262,6 +262,15 @@ async fn a_whole_session_through_the_pages(url: &str) {
     assert!(mine.text.contains("Mira remembers you.") && mine.text.contains("Not this time."));
     assert!(mine.text.contains("status-approved") && mine.text.contains("status-rejected"));
     assert!(!mine.text.contains("review-link"));
+    // The player's timeline shows the GM's decisions too (from the consequences, not the
+    // GM-only review event).
+    assert!(
+        mine.text
+            .contains("GM decisions (approved: 1, rejected: 1)"),
+        "{}",
+        mine.text
+    );
+    assert_eq!(mine.text.matches("<g class=\"step\">").count(), 4);
 
     // The player revokes the token; the next MCP call is 401.
     let pcsrf = player.csrf();
