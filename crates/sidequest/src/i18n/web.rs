@@ -193,7 +193,7 @@ const TEXTS: &[(&str, &str, &str)] = &[
     ),
     ("required", "required", "wymagane"),
     ("optional", "optional", "opcjonalne"),
-    ("up_to", "up to", "najwyżej"),
+    ("up_to", "Up to", "Najwyżej"),
     ("characters", "characters", "znaków"),
     (
         "create_assignment",
