@@ -209,9 +209,17 @@ async fn two_people_play_a_session_in_chromium(url: &str) {
         .await;
     assert!(console_errors(&gm).await.is_empty());
 
-    // The player's assistant: two turns and the finish, over the player door.
+    // The player's assistant: two turns and the finish, over the player door. Between the
+    // turns the GM opens the review queue; the second turn makes that form stale.
     let assistant = s.client(&token);
     for (v, text) in [(1, "first"), (2, "second")] {
+        if v == 2 {
+            gm.goto(&format!("{base}{a}/review")).await;
+            gm.find("input[name=d0][value=approved]")
+                .await
+                .click()
+                .await;
+        }
         assistant
             .tool("commit_play_turn", json!({
                 "operation_id": Uuid::new_v4(), "expected_version": v,
@@ -223,6 +231,32 @@ async fn two_people_play_a_session_in_chromium(url: &str) {
             .await
             .json();
     }
+    // The stale form: nothing saved, what changed is shown.
+    gm.submit("#submit-review").await;
+    let stale = gm.find("#stale").await.text().await;
+    assert!(
+        stale.contains("You saw version 2; it is now at version 3."),
+        "{stale}"
+    );
+    assert!(stale.contains("You find a clue, second"), "{stale}");
+    gm.screenshot(&shots_dir().join(format!("{backend}-review-stale-en.png")))
+        .await;
+    // The document's own 409 is the one entry: Chromium logs any non-2xx document as a
+    // failed load; no script error, no CSP violation.
+    let errors = console_errors(&gm).await;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains(&format!("{base}{a}/review - Failed to load resource"))
+            && errors[0].contains("status of 409"),
+        "{errors:?}"
+    );
+    assert_eq!(
+        s.store
+            .pending_count(a.trim_start_matches("/plays/").parse().unwrap())
+            .await
+            .unwrap(),
+        2
+    );
     assistant
         .tool("finish_play_session", json!({"operation_id": Uuid::new_v4(), "expected_version": 3, "summary": "Arin is back at dawn."}))
         .await
