@@ -402,5 +402,52 @@ async fn review_note_bounds(url: &str) {
 on_both_backends!(
     a_whole_session_through_the_pages,
     author_tokens_page,
+    journal_pages,
     review_note_bounds
 );
+
+/// The journal on the assignment page: ten entries a page, ascending by committed version,
+/// with links to the earlier and later pages.
+async fn journal_pages(url: &str) {
+    let w = page_world(url).await;
+    let s = &w.server;
+    let mut player = Browser::new(s).sign_in("player").await;
+    let mut gm = Browser::new(s).sign_in("gm").await;
+    let csrf = gm.csrf();
+    let form = gm.get(&format!("/plays/new?scenario={}", w.scenario)).await;
+    let id = form.hidden("id");
+    let sc = w.scenario.to_string();
+    gm.post("/plays", &super::forms::creation(&csrf, &id, &sc, "Arin"))
+        .await
+        .expect(303);
+    let a = format!("/plays/{id}");
+    let token = gm
+        .post(&format!("{a}/token"), &[("csrf", &csrf)])
+        .await
+        .hidden_token();
+    for v in 1..=12 {
+        crate::rest::turn(s, &token, v, 0, &format!("step-{v:02}")).await;
+    }
+    let first = player.get(&a).await;
+    first.expect(200);
+    assert!(first.text.contains("Entries 1–10 of 12"), "{}", first.text);
+    let at = |page: &str, v: i64| page.find(&format!("step-{v:02}")).unwrap();
+    assert!(at(&first.text, 1) < at(&first.text, 2) && at(&first.text, 9) < at(&first.text, 10));
+    assert!(!first.text.contains("step-11") && !first.text.contains("rel=\"prev\""));
+    assert!(
+        first
+            .text
+            .contains(&format!("href=\"{a}?offset=10\" rel=\"next\""))
+    );
+    let second = player.get(&format!("{a}?offset=10")).await;
+    assert!(second.text.contains("Entries 11–12 of 12"));
+    assert!(second.text.contains("step-12") && !second.text.contains("step-10"));
+    assert!(
+        second
+            .text
+            .contains(&format!("href=\"{a}?offset=0\" rel=\"prev\""))
+    );
+    assert!(!second.text.contains("rel=\"next\""));
+    player.get(&format!("{a}?offset=-1")).await.expect(422);
+    player.get(&format!("{a}?offset=x")).await.expect(422);
+}
