@@ -29,7 +29,8 @@ pub fn app(state: AppState) -> Result<Router, StartError> {
     Ok(Router::new()
         .merge(player_door.router())
         .merge(author_door)
-        .merge(crate::http::router(state))
+        .merge(crate::http::router(state.clone()))
+        .merge(crate::web::router(state))
         .route("/healthz", axum::routing::get(|| async { "ok" })))
 }
 
@@ -46,7 +47,7 @@ pub async fn run(
     let state = AppState::new(store, &config, clock, random).await?;
     let metrics = Arc::clone(&state.doors.metrics);
     let router = app(state)?;
-    tracing::info!(address = %listener.local_addr()?, "sidequest serving /play/mcp, /mcp and /api");
+    tracing::info!(address = %listener.local_addr()?, "sidequest serving the pages, /play/mcp, /mcp and /api");
     serve_until(
         listener,
         router,

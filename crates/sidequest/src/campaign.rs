@@ -22,7 +22,8 @@ use crate::domain::report::{self, Reader, ReportInput};
 use crate::domain::review::{self, ReviewArgs};
 use crate::domain::wiki::{self, WikiPage, WikiWrite, WikiWriteOutcome};
 use crate::domain::{
-    Assignment, Consequence, ConsequenceStatus, Language, Node, Scenario, User, token,
+    Assignment, Consequence, ConsequenceStatus, JournalEvent, Language, Millis, Node, Scenario,
+    User, token,
 };
 use crate::service::{PlayService, ServiceError};
 use crate::store::{Applied, AuthorTokenInfo, CreateOutcome, Load, NewAuthorToken, StoreError};
@@ -331,6 +332,32 @@ impl CampaignService {
         })
     }
 
+    /// Every journal event of an assignment for the actor's role, ascending by version (the
+    /// web page's timeline; the player's holds turns and the finish only).
+    pub async fn journal_all(
+        &self,
+        actor: &User,
+        id: Uuid,
+    ) -> Result<Vec<JournalEvent>, CampaignError> {
+        let (a, role) = self.visible(actor, id).await?;
+        Ok(self.play.store.journal(a.id, role == Role::Player).await?)
+    }
+
+    /// When the assignment's live play token expires (the GM or the player); `None` when it
+    /// has none (never issued, revoked or expired).
+    pub async fn token_expiry(
+        &self,
+        actor: &User,
+        id: Uuid,
+    ) -> Result<Option<Millis>, CampaignError> {
+        let (a, _) = self.visible(actor, id).await?;
+        Ok(self
+            .play
+            .store
+            .live_play_token_expiry(a.id, self.now())
+            .await?)
+    }
+
     /// Every consequence of an assignment (for either role).
     pub async fn consequences(
         &self,
@@ -456,6 +483,22 @@ impl CampaignService {
             draft_nodes,
             published_nodes,
         })
+    }
+
+    /// The nodes of one published source version of the actor's scenario (earlier versions
+    /// stay readable; 404 for a version never published).
+    pub async fn scenario_version(
+        &self,
+        actor: &User,
+        id: Uuid,
+        version: i64,
+    ) -> Result<(Scenario, Vec<Node>), CampaignError> {
+        let s = self.own_scenario(actor, id).await?;
+        if !(1..=s.version).contains(&version) {
+            return Err(CampaignError::NotFound);
+        }
+        let nodes = self.play.store.nodes(s.id, version).await?;
+        Ok((s, nodes))
     }
 
     /// Creates or replaces a draft node.

@@ -129,6 +129,12 @@ pub enum UserCommand {
         #[arg(long)]
         gm: bool,
     },
+    /// Set (or replace) a user's password, read from standard input (first line, at least 8
+    /// characters); their open sessions end.
+    Password {
+        #[arg(long)]
+        username: String,
+    },
     /// Deactivate a user: their sessions and every play token of their assignments stop working.
     Deactivate {
         #[arg(long)]
@@ -181,6 +187,37 @@ pub struct DemoArgs {
     pub public_url: String,
 }
 
+/// Reads a password from the first line of standard input (at least 8 characters) and hashes
+/// it with a fresh salt.
+fn password_from_stdin(random: &dyn Random) -> anyhow::Result<String> {
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .context("reading the password from stdin")?;
+    let password = input.lines().next().unwrap_or_default();
+    if password.chars().count() < 8 {
+        bail!("the password must have at least 8 characters");
+    }
+    let mut salt = [0u8; 16];
+    random.fill(&mut salt);
+    password::hash(password, salt).map_err(anyhow::Error::msg)
+}
+
+/// The sign-in page's address that `serve` prints: under the public URL when there is one,
+/// else on the bound address (a wildcard bind is reached on the loopback).
+pub fn sign_in_url(public_url: Option<&str>, bound: std::net::SocketAddr) -> String {
+    if let Some(base) = public_url {
+        return format!("{}/signin", base.trim_end_matches('/'));
+    }
+    let host = match bound.ip() {
+        ip if ip.is_unspecified() && ip.is_ipv4() => "127.0.0.1".to_owned(),
+        ip if ip.is_unspecified() => "[::1]".to_owned(),
+        std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+        std::net::IpAddr::V4(ip) => ip.to_string(),
+    };
+    format!("http://{host}:{}/signin", bound.port())
+}
+
 /// Opens and migrates the database for a one-shot command, with the default pool.
 async fn open(url: &str) -> anyhow::Result<SharedStore> {
     let store = store::connect(url, &ServeConfig::default().server.db)
@@ -227,6 +264,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let listener = tokio::net::TcpListener::bind(args.bind)
                 .await
                 .with_context(|| format!("binding {}", args.bind))?;
+            println!(
+                "Sidequest is running. Sign in at {}",
+                sign_in_url(args.public_url.as_deref(), listener.local_addr()?)
+            );
             app::run(config, listener, clock, random, mcp_door::shutdown_signal()).await?;
         }
         Command::Migrate => {
@@ -240,17 +281,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }) => {
             let store = open(&cli.database_url).await?;
             let password_hash = if password_stdin {
-                let mut input = String::new();
-                std::io::stdin()
-                    .read_to_string(&mut input)
-                    .context("reading the password from stdin")?;
-                let password = input.lines().next().unwrap_or_default();
-                if password.chars().count() < 8 {
-                    bail!("the password must have at least 8 characters");
-                }
-                let mut salt = [0u8; 16];
-                random.fill(&mut salt);
-                Some(password::hash(password, salt).map_err(anyhow::Error::msg)?)
+                Some(password_from_stdin(random.as_ref())?)
             } else {
                 None
             };
@@ -269,6 +300,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 user.id,
                 if gm { " — GM" } else { "" }
             );
+        }
+        Command::User(UserCommand::Password { username }) => {
+            let store = open(&cli.database_url).await?;
+            let Some(user) = store.user_by_username(&username).await? else {
+                bail!("no user named {username}")
+            };
+            let hash = password_from_stdin(random.as_ref())?;
+            store.set_password_hash(user.id, Some(&hash)).await?;
+            let sessions = store.delete_sessions_of(user.id).await?;
+            println!("set the password of {username} (ended {sessions} session(s))");
         }
         Command::User(UserCommand::Deactivate { username }) => {
             let store = open(&cli.database_url).await?;
@@ -356,6 +397,22 @@ fn redact(url: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::sign_in_url;
+
+    #[test]
+    fn serve_prints_the_sign_in_page() {
+        let bound: std::net::SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        assert_eq!(sign_in_url(None, bound), "http://127.0.0.1:8080/signin");
+        let bound: std::net::SocketAddr = "[::]:8080".parse().unwrap();
+        assert_eq!(sign_in_url(None, bound), "http://[::1]:8080/signin");
+        let bound: std::net::SocketAddr = "10.0.0.5:80".parse().unwrap();
+        assert_eq!(sign_in_url(None, bound), "http://10.0.0.5:80/signin");
+        assert_eq!(
+            sign_in_url(Some("https://play.example/"), bound),
+            "https://play.example/signin"
+        );
+    }
+
     #[test]
     fn redacts_passwords() {
         assert_eq!(

@@ -15,3 +15,4 @@ pub mod render;
 pub mod service;
 pub mod state;
 pub mod store;
+pub mod web;

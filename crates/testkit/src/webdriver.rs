@@ -353,6 +353,58 @@ impl Browser {
             .unwrap_or_default()
     }
 
+    /// Runs `script` (a function body; `arguments` holds `args`) in the page and returns its
+    /// value.
+    pub async fn execute(&self, script: &str, args: Vec<Value>) -> Value {
+        self.expect(
+            Method::POST,
+            "/execute/sync",
+            Some(json!({"script": script, "args": args})),
+        )
+        .await
+    }
+
+    /// Sets the browser window's size in CSS pixels (screenshots show the viewport).
+    pub async fn resize(&self, width: u32, height: u32) {
+        self.expect(
+            Method::POST,
+            "/window/rect",
+            Some(json!({"width": width, "height": height})),
+        )
+        .await;
+    }
+
+    /// Saves a PNG screenshot of the current page at `path` (its directory is created).
+    pub async fn screenshot(&self, path: &Path) {
+        let value = self.expect(Method::GET, "/screenshot", None).await;
+        use base64::Engine as _;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(string(value))
+            .unwrap_or_else(|e| panic!("the screenshot is not base64: {e}"));
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .unwrap_or_else(|e| panic!("creating {}: {e}", dir.display()));
+        }
+        std::fs::write(path, png).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    }
+
+    /// The browser console's entries since the last call, as `(level, message)`: console
+    /// errors, failed loads and Content-Security-Policy violations all land here (the session
+    /// records every level).
+    pub async fn console_log(&self) -> Vec<(String, String)> {
+        let value = self
+            .expect(Method::POST, "/se/log", Some(json!({"type": "browser"})))
+            .await;
+        value
+            .as_array()
+            .map(|list| {
+                list.iter()
+                    .map(|e| (string(e["level"].clone()), string(e["message"].clone())))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Ends the session (Chromium quits) and stops chromedriver.
     pub async fn close(mut self) {
         if let Some(session) = self.driver.session.take() {
@@ -546,6 +598,8 @@ async fn new_session(http: &reqwest::Client, driver: &Driver, chromium: &Path) -
                     "binary": chromium.display().to_string(),
                     "args": args,
                 },
+                // Every console entry is kept for `console_log`.
+                "goog:loggingPrefs": {"browser": "ALL"},
             },
         },
     });

@@ -23,7 +23,7 @@ use crate::domain::token::{SESSION_TTL_MS, digest};
 use crate::domain::{Millis, User, login as throttle, password};
 use crate::http::error::{ApiError, ApiJson, ApiResult};
 use crate::state::AppState;
-use crate::store::NewSession;
+use crate::store::{NewSession, SessionRecord};
 
 /// The session cookie's name.
 pub const COOKIE: &str = "sq_session";
@@ -52,7 +52,7 @@ fn changes_state(method: &Method) -> bool {
 }
 
 /// The `sq_session` value of the request's cookies, if it has the shape of one (64 hex digits).
-fn session_cookie(headers: &HeaderMap) -> Option<&str> {
+pub fn session_cookie(headers: &HeaderMap) -> Option<&str> {
     mcp_door::cookie(headers, COOKIE).filter(|v| is_hex64(v))
 }
 
@@ -62,6 +62,38 @@ fn is_hex64(v: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
+/// The live session the request's `sq_session` cookie names, with its store key: `None` for
+/// no cookie, an unknown or expired session, or a deactivated user. The REST extractor
+/// ([`Session`]) and the web pages both authenticate through it.
+pub async fn live_session(
+    state: &AppState,
+    headers: &HeaderMap,
+) -> Result<Option<(String, SessionRecord)>, ApiError> {
+    let Some(cookie) = session_cookie(headers) else {
+        return Ok(None);
+    };
+    let key = digest(cookie);
+    let store = &state.service.store;
+    let Some(record) = store.session(&key).await? else {
+        return Ok(None);
+    };
+    if state.service.clock.now_millis() >= record.expires_at {
+        // Housekeeping only; the answer is "not signed in" either way.
+        let _ = store.delete_session(&key).await;
+        return Ok(None);
+    }
+    if !record.user.active {
+        return Ok(None);
+    }
+    Ok(Some((key, record)))
+}
+
+/// Ends the session stored under `key` (its cookie's digest).
+pub async fn end_session(state: &AppState, key: &str) -> Result<(), ApiError> {
+    state.service.store.delete_session(key).await?;
+    Ok(())
+}
+
 impl FromRequestParts<AppState> for Session {
     type Rejection = ApiError;
 
@@ -69,21 +101,9 @@ impl FromRequestParts<AppState> for Session {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let cookie = session_cookie(&parts.headers).ok_or(ApiError::Unauthenticated)?;
-        let key = digest(cookie);
-        let store = &state.service.store;
-        let record = store
-            .session(&key)
+        let (key, record) = live_session(state, &parts.headers)
             .await?
             .ok_or(ApiError::Unauthenticated)?;
-        if state.service.clock.now_millis() >= record.expires_at {
-            // Housekeeping only; the answer is 401 either way.
-            let _ = store.delete_session(&key).await;
-            return Err(ApiError::Unauthenticated);
-        }
-        if !record.user.active {
-            return Err(ApiError::Unauthenticated);
-        }
         if changes_state(&parts.method) {
             let presented = parts.headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok());
             if !presented.is_some_and(|t| digest_eq(&digest(t), &record.csrf_digest)) {
@@ -99,7 +119,7 @@ impl FromRequestParts<AppState> for Session {
 }
 
 /// Constant-time equality of two hex digests.
-fn digest_eq(a: &str, b: &str) -> bool {
+pub fn digest_eq(a: &str, b: &str) -> bool {
     a.len() == b.len()
         && a.bytes()
             .zip(b.bytes())
@@ -134,7 +154,7 @@ impl FromRequestParts<AppState> for ClientIp {
 
 /// Whether cookies must be `Secure`: the deployment's public URL is https, or this request
 /// reached the proxy over https.
-fn secure(state: &AppState, headers: &HeaderMap) -> bool {
+pub fn secure(state: &AppState, headers: &HeaderMap) -> bool {
     state.secure_cookies
         || headers
             .get("x-forwarded-proto")
@@ -143,7 +163,8 @@ fn secure(state: &AppState, headers: &HeaderMap) -> bool {
             .is_some_and(|p| p.trim().eq_ignore_ascii_case("https"))
 }
 
-fn set_cookie(value: &str, max_age_secs: i64, secure: bool) -> Result<HeaderValue, ApiError> {
+/// The `Set-Cookie` value of the session cookie (`max_age_secs` 0 clears it).
+pub fn set_cookie(value: &str, max_age_secs: i64, secure: bool) -> Result<HeaderValue, ApiError> {
     let mut cookie =
         format!("{COOKIE}={value}; Path=/; Max-Age={max_age_secs}; HttpOnly; SameSite=Lax");
     if secure {
@@ -197,21 +218,33 @@ fn login_keys(username: &str, ip: &str) -> [String; 2] {
     throttle::throttle_keys(username, &limit_key(ip))
 }
 
-/// `POST /api/auth/login`: sets the session cookie and returns the CSRF token (once).
+/// A successful sign-in: the user, the new session's cookie value and its CSRF token (both
+/// plaintext, handed to the browser once) and when the session expires.
+#[derive(Debug, Clone)]
+pub struct SignedIn {
+    pub user: User,
+    pub cookie: String,
+    pub csrf: String,
+    pub expires_at: Millis,
+}
+
+/// Checks a username and password under the login throttle and, if they match an active
+/// account, opens a session. The REST login and the web sign-in form both call it, so both
+/// have the same limits and the same single failure answer.
 ///
 /// The order is what makes the limits hold under a burst: a hashing slot first (none free:
 /// 429 `login_busy`, nothing recorded), then the failure reserved for both keys before the
 /// password is checked (a key at the limit: 429 `too_many_attempts`, nothing recorded), then
 /// the check; only the right password gives the reservation back.
-pub async fn login(
-    State(state): State<AppState>,
-    ClientIp(ip): ClientIp,
-    headers: HeaderMap,
-    ApiJson(body): ApiJson<LoginBody>,
-) -> ApiResult<Response> {
+pub async fn sign_in(
+    state: &AppState,
+    ip: &str,
+    username: &str,
+    password: String,
+) -> ApiResult<SignedIn> {
     let mut e = FieldErrors::new();
-    e.text("username", &body.username, 1, USERNAME_CHARS);
-    e.text("password", &body.password, 1, PASSWORD_CHARS);
+    e.text("username", username, 1, USERNAME_CHARS);
+    e.text("password", &password, 1, PASSWORD_CHARS);
     e.into_result()?;
 
     // Never queued: a burst beyond the cap is answered at once instead of piling up hashes
@@ -221,7 +254,7 @@ pub async fn login(
         .map_err(|_| ApiError::LoginBusy)?;
     let store = &state.service.store;
     let now = state.service.clock.now_millis();
-    let keys = login_keys(&body.username, &ip);
+    let keys = login_keys(username, ip);
     let too_many = ApiError::TooManyAttempts {
         retry_after_secs: (LOGIN_WINDOW_MS / 1000) as u64,
     };
@@ -233,12 +266,12 @@ pub async fn login(
         return Err(too_many);
     };
 
-    let user = store.user_by_username(&body.username).await?;
+    let user = store.user_by_username(username).await?;
     // The same queries and the same argon2 work whether or not the user exists.
     let hash = store
         .password_hash(user.as_ref().map_or(Uuid::nil(), |u| u.id))
         .await?;
-    let matched = verify(permit, body.password, hash).await?;
+    let matched = verify(permit, password, hash).await?;
     let user = match user {
         Some(u) if matched && u.active => u,
         // The reserved rows stay: they are this failure, counted before the check.
@@ -252,8 +285,8 @@ pub async fn login(
     store
         .release_login_reservation(&reservation, &keys[0])
         .await?;
-    let cookie = random_hex(&state);
-    let csrf = random_hex(&state);
+    let cookie = random_hex(state);
+    let csrf = random_hex(state);
     let expires_at = now + SESSION_TTL_MS;
     store
         .create_session(&NewSession {
@@ -264,12 +297,36 @@ pub async fn login(
             expires_at,
         })
         .await?;
-    let mut response =
-        Json(json!({"user": user_json(&user), "csrf_token": csrf, "expires_at": expires_at}))
-            .into_response();
+    Ok(SignedIn {
+        user,
+        cookie,
+        csrf,
+        expires_at,
+    })
+}
+
+/// `POST /api/auth/login`: sets the session cookie and returns the CSRF token (once). The
+/// rules are [`sign_in`]'s.
+pub async fn login(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<LoginBody>,
+) -> ApiResult<Response> {
+    let signed = sign_in(&state, &ip, &body.username, body.password).await?;
+    let mut response = Json(json!({
+        "user": user_json(&signed.user),
+        "csrf_token": signed.csrf,
+        "expires_at": signed.expires_at,
+    }))
+    .into_response();
     response.headers_mut().insert(
         header::SET_COOKIE,
-        set_cookie(&cookie, SESSION_TTL_MS / 1000, secure(&state, &headers))?,
+        set_cookie(
+            &signed.cookie,
+            SESSION_TTL_MS / 1000,
+            secure(&state, &headers),
+        )?,
     );
     Ok(response)
 }

@@ -1,5 +1,8 @@
 //! Texts in the languages an assignment can be played in (en, pl): the facilitator contract
-//! that opens `initialize`'s instructions and `get_play_context`'s `agent_contract`.
+//! that opens `initialize`'s instructions and `get_play_context`'s `agent_contract`, the
+//! report's phrases, and the web pages' phrases ([`web`]).
+
+pub mod web;
 
 use crate::domain::Language;
 

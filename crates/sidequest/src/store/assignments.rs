@@ -56,6 +56,13 @@ pub trait Assignments: Send + Sync {
     -> Result<u64, StoreError>;
     /// Looks a token up by its SHA-256 digest (hex), with the activity of its player and GM.
     async fn play_token(&self, digest: &str) -> Result<Option<PlayTokenGrant>, StoreError>;
+    /// When the assignment's live token (not revoked, not expired at `now`) expires; `None`
+    /// when it has none. Issuing revokes the earlier ones, so there is at most one.
+    async fn live_play_token_expiry(
+        &self,
+        assignment_id: Uuid,
+        now: Millis,
+    ) -> Result<Option<Millis>, StoreError>;
 }
 
 /// A token joined to its assignment and both users.
@@ -245,5 +252,19 @@ impl Assignments for SqlStore {
             .fetch_optional(&self.db)
             .await?;
         row.as_ref().map(grant).transpose()
+    }
+
+    async fn live_play_token_expiry(
+        &self,
+        assignment_id: Uuid,
+        now: Millis,
+    ) -> Result<Option<Millis>, StoreError> {
+        sql("SELECT MAX(expires_at) AS expires_at FROM play_tokens \
+             WHERE assignment_id = $1 AND revoked_at IS NULL AND expires_at > $2")
+        .bind(assignment_id)
+        .bind(now)
+        .fetch_one(&self.db)
+        .await?
+        .opt_int("expires_at")
     }
 }

@@ -16,6 +16,7 @@ mod rest;
 mod snapshots;
 mod store;
 mod support;
+mod web;
 
 /// The both-backends test generator, from testkit (modules import it as `crate::on_both_backends`).
 pub(crate) use testkit::on_both_backends;

@@ -280,8 +280,13 @@ async fn play_tokens(store: SharedStore) {
         source_version: w.assignment.source_version,
     };
 
+    assert_eq!(s.live_play_token_expiry(a, T0).await.unwrap(), None);
     s.issue_play_token(a, "d1", T0, T0 + DAY).await.unwrap();
     assert_eq!(s.play_token("d1").await.unwrap(), Some(live.clone()));
+    assert_eq!(
+        s.live_play_token_expiry(a, T0).await.unwrap(),
+        Some(T0 + DAY)
+    );
 
     // A new token revokes the earlier one.
     s.issue_play_token(a, "d2", T0 + 1, T0 + 1 + DAY)
@@ -302,12 +307,22 @@ async fn play_tokens(store: SharedStore) {
     assert!(matches!(unknown, Err(StoreError::NotFound)), "{unknown:?}");
     assert_eq!(s.play_token("d9").await.unwrap(), None);
 
+    assert_eq!(
+        s.live_play_token_expiry(a, T0 + 2).await.unwrap(),
+        Some(T0 + 1 + DAY)
+    );
     assert_eq!(s.revoke_play_tokens(a, T0 + 3).await.unwrap(), 1);
     assert_eq!(s.revoke_play_tokens(a, T0 + 4).await.unwrap(), 0);
+    assert_eq!(s.live_play_token_expiry(a, T0 + 4).await.unwrap(), None);
     assert!(s.play_token("d2").await.unwrap().unwrap().revoked);
 
     // An expired token is not live any more.
     s.issue_play_token(a, "d3", T0 + 5, T0 + 6).await.unwrap();
+    assert_eq!(
+        s.live_play_token_expiry(a, T0 + 5).await.unwrap(),
+        Some(T0 + 6)
+    );
+    assert_eq!(s.live_play_token_expiry(a, T0 + 6).await.unwrap(), None);
     assert_eq!(s.revoke_play_tokens(a, T0 + 7).await.unwrap(), 0);
 
     // The grant reports the activity of both people.

@@ -168,7 +168,7 @@ fn cookie_value(set_cookie: &str) -> &str {
         .unwrap_or_else(|| panic!("no session cookie in {set_cookie:?}"))
 }
 
-fn password_of(username: &str) -> String {
+pub(crate) fn password_of(username: &str) -> String {
     format!("correct horse {username}")
 }
 
@@ -203,14 +203,14 @@ async fn make_user(server: &Server, username: &str, gm: bool) -> User {
 /// The demo GM (`gm`) and player (`player`) with passwords, the demo scenario (published v1:
 /// scenes harbor and lighthouse, npc mira, unpublished scene vault), another GM (`rival`)
 /// and a second player (`gone`, to be deactivated).
-struct World {
-    server: Server,
-    scenario: Uuid,
-    gm: User,
-    player: User,
+pub(crate) struct World {
+    pub(crate) server: Server,
+    pub(crate) scenario: Uuid,
+    pub(crate) gm: User,
+    pub(crate) player: User,
 }
 
-async fn world(url: &str) -> World {
+pub(crate) async fn world(url: &str) -> World {
     let server = support::spawn(url).await;
     let demo = support::world(&server, 0).await;
     for u in [&demo.gm, &demo.player] {
@@ -230,7 +230,7 @@ async fn world(url: &str) -> World {
     }
 }
 
-const GM_SECRET: &str = "GM-SECRET: Mira's brother sails with the smugglers.";
+pub(crate) const GM_SECRET: &str = "GM-SECRET: Mira's brother sails with the smugglers.";
 
 fn creation(id: Uuid, scenario: Uuid) -> Value {
     json!({
@@ -272,7 +272,13 @@ async fn token(who: &Browser, id: Uuid) -> String {
 }
 
 /// Commits one turn through the player door with `n` consequences; gives their ids.
-async fn turn(server: &Server, token: &str, version: i64, n: usize, text: &str) -> Vec<Uuid> {
+pub(crate) async fn turn(
+    server: &Server,
+    token: &str,
+    version: i64,
+    n: usize,
+    text: &str,
+) -> Vec<Uuid> {
     let args = json!({
         "operation_id": Uuid::new_v4(),
         "expected_version": version,
