@@ -35,6 +35,7 @@ mod refusals;
 mod signin;
 mod snapshots;
 mod support;
+mod time_travel;
 
 /// The both-backends test generator, from testkit (modules import it as `crate::on_both_backends`).
 pub(crate) use testkit::on_both_backends;
