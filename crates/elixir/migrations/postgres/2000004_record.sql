@@ -186,3 +186,11 @@ CREATE TABLE coverage_gaps (
     detected_at BIGINT NOT NULL,
     PRIMARY KEY (subject, from_at, to_at)
 );
+
+-- The upstream budget's state (§7.3), one row every instance updates under a row lock, so the
+-- shared 1 request/s, the pauses and the circuit hold across instances.
+CREATE TABLE upstream_budget (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    state TEXT NOT NULL,
+    updated_at BIGINT NOT NULL
+);

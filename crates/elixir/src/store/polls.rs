@@ -4,7 +4,7 @@
 //! recorder's.
 
 use async_trait::async_trait;
-use sqlkit::sql;
+use sqlkit::{Cols, sql};
 
 use super::rows::{self, RAW_COLUMNS, RECEIPT_COLUMNS};
 use super::sql_store::{SqlStore, StoreError};
@@ -35,6 +35,14 @@ pub trait PollStore: Send + Sync + 'static {
     /// older, or is this slot unfinished and either this owner's or lapsed. One statement, so
     /// two instances never both win.
     async fn claim_poll(&self, claim: &PollClaim) -> Result<bool, StoreError>;
+    /// Runs `update` on the shared upstream budget's stored state (`None` before the first)
+    /// with its row locked, and stores what it returns: every instance's check-and-spend is
+    /// one transaction on one row.
+    async fn update_budget(
+        &self,
+        at: Millis,
+        update: &mut (dyn for<'s> FnMut(Option<&'s str>) -> String + Send),
+    ) -> Result<(), StoreError>;
     /// Marks `owner`'s claim on `slot` done, so nobody reads that slot again.
     async fn finish_poll(
         &self,
@@ -47,6 +55,36 @@ pub trait PollStore: Send + Sync + 'static {
 
 #[async_trait]
 impl PollStore for SqlStore {
+    async fn update_budget(
+        &self,
+        at: Millis,
+        update: &mut (dyn for<'s> FnMut(Option<&'s str>) -> String + Send),
+    ) -> Result<(), StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        // The row exists before it is locked, so two first updates cannot both insert.
+        sql(
+            "INSERT INTO upstream_budget (id, state, updated_at) VALUES (1, '', $1) \
+             ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(at)
+        .execute(&mut tx)
+        .await?;
+        let lock = tx.backend().row_lock();
+        let stored = sql(format!(
+            "SELECT state FROM upstream_budget WHERE id = 1{lock}"
+        ))
+        .fetch_one(&mut tx)
+        .await?
+        .text("state")?;
+        let state = update(Some(stored.as_str()).filter(|s| !s.is_empty()));
+        sql("UPDATE upstream_budget SET state = $1, updated_at = $2 WHERE id = 1")
+            .bind(state)
+            .bind(at)
+            .execute(&mut tx)
+            .await?;
+        tx.commit().await
+    }
+
     async fn record_fetch(
         &self,
         receipt: &Receipt,

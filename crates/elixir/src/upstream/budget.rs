@@ -4,8 +4,8 @@
 //! to the API's HTTP status, never its `reason`: 429 pauses both lanes until `Retry-After` (60 s
 //! without one), 503 pauses 5 minutes doubling up to 30, five consecutive 403s open the circuit
 //! (a probe every 15 minutes; live reads are refused while it is open). Pure: every method
-//! takes the instant, so tests drive it with a fake clock; the caller owns the lock and the
-//! clock.
+//! takes the instant, so tests drive it with a fake clock. The state is serializable: the
+//! caller keeps it in one database row shared by every instance and owns the lock and clock.
 
 use crate::domain::Millis;
 
@@ -73,7 +73,7 @@ impl Refusal {
 }
 
 /// What paused both lanes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum PauseCause {
     /// HTTP 429.
     Throttled,
@@ -147,7 +147,7 @@ impl Default for BudgetConfig {
 
 /// One lane's bucket, in fixed-point units; a rate in thousandths of a token per second is
 /// exactly that many units per millisecond.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct Bucket {
     level: i64,
     capacity: i64,
@@ -194,9 +194,12 @@ impl Bucket {
     }
 }
 
-/// The budget of one process.
-#[derive(Debug, Clone)]
+/// The budget's state: a pure machine, kept in one database row that every instance updates
+/// under a row lock (`upstream::Upstream`), so the §7.3 numbers hold across instances.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Budget {
+    /// The instance's configuration, never stored: each update runs under the caller's.
+    #[serde(skip)]
     config: BudgetConfig,
     recorder: Bucket,
     live: Bucket,
@@ -225,6 +228,23 @@ impl Budget {
             circuit: None,
             probing: false,
         }
+    }
+
+    /// The state stored as JSON, or a fresh budget when there is none (or it is unreadable),
+    /// under `config`.
+    pub fn restore(stored: Option<&str>, config: BudgetConfig, now: Millis) -> Self {
+        match stored.and_then(|s| serde_json::from_str::<Budget>(s).ok()) {
+            Some(mut b) => {
+                b.config = config;
+                b
+            }
+            None => Budget::new(config, now),
+        }
+    }
+
+    /// The state as the database keeps it.
+    pub fn to_stored(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
     }
 
     /// Whether the circuit is open (live reads answer `live_unavailable`).

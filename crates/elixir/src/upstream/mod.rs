@@ -1,5 +1,6 @@
 //! Reading the Clash Royale API: the [`client`] (HTTP and the bearer token), the [`budget`]
-//! (§7.3 lanes and the reaction to 429/503/403), the [`archive`] of raw payloads (§7.5), and
+//! (§7.3 lanes and the reaction to 429/503/403, its state one database row every instance
+//! updates under a lock), the [`archive`] of raw payloads (§7.5), and
 //! [`Upstream::fetch`], which puts them together and leaves an append-only receipt of every
 //! fetch, with the raw JSON of every 200 kept in the database for two hours. What a payload
 //! means (cards, battles, races) is the domain's; when to read is the recorder's.
@@ -10,7 +11,6 @@ pub mod client;
 pub mod error;
 
 use std::path::PathBuf;
-use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use mcp_door::Clock;
@@ -128,7 +128,8 @@ pub struct Fetched {
 /// The API as the recorder reads it: budget, client, archive, receipts.
 pub struct Upstream {
     client: CrClient,
-    budget: Mutex<Budget>,
+    /// This instance's budget settings; the state is the database's, shared by every instance.
+    budget: BudgetConfig,
     archive: Archive,
     store: SharedStore,
     clock: std::sync::Arc<dyn Clock>,
@@ -156,7 +157,7 @@ impl Upstream {
     ) -> Result<Self, UpstreamError> {
         Ok(Self {
             client: CrClient::new(&config.base_url, &config.token, config.timeout)?,
-            budget: Mutex::new(Budget::new(config.budget, clock.now_millis())),
+            budget: config.budget,
             archive: Archive::new(&config.archive_dir),
             store,
             clock,
@@ -167,16 +168,32 @@ impl Upstream {
         &self.archive
     }
 
-    fn budget(&self) -> std::sync::MutexGuard<'_, Budget> {
-        // The budget is plain data updated in one step; a panic elsewhere cannot leave it torn.
-        self.budget.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Runs `step` on the shared budget (one row-locked transaction) and returns its result.
+    async fn with_budget<R: Send>(
+        &self,
+        step: impl FnOnce(&mut Budget, Millis) -> R + Send,
+    ) -> Result<R, UpstreamError> {
+        let now = self.clock.now_millis();
+        let config = self.budget;
+        let mut step = Some(step);
+        let mut out = None;
+        self.store
+            .update_budget(now, &mut |stored| {
+                let mut budget = Budget::restore(stored, config, now);
+                if let Some(step) = step.take() {
+                    out = Some(step(&mut budget, now));
+                }
+                budget.to_stored()
+            })
+            .await?;
+        out.ok_or_else(|| UpstreamError::Config("the budget update did not run".into()))
     }
 
     /// Reads `endpoint` in `lane`. A refusal of the budget sends nothing and leaves no receipt;
     /// every request sent leaves one (status null when no answer came), and every 200 is
     /// archived and kept raw for two hours before this returns.
     pub async fn fetch(&self, lane: Lane, endpoint: &Endpoint) -> Result<Fetched, UpstreamError> {
-        let admission = self.budget().acquire(lane, self.clock.now_millis())?;
+        let admission = self.with_budget(|b, now| b.acquire(lane, now)).await??;
         let answer = self.client.get(&endpoint.path()).await;
         let fetched_at = self.clock.now_millis();
         let mut receipt = Receipt {
@@ -190,15 +207,16 @@ impl Upstream {
         let answer = match answer {
             Ok(a) => a,
             Err(e) => {
-                self.budget().observe_no_answer();
+                self.with_budget(|b, _| b.observe_no_answer()).await?;
                 self.store.record_fetch(&receipt, None).await?;
                 return Err(e);
             }
         };
         receipt.status = Some(i64::from(answer.status));
+        let (status, retry_after) = (answer.status, answer.retry_after_ms);
         let reaction = self
-            .budget()
-            .observe(answer.status, answer.retry_after_ms, fetched_at);
+            .with_budget(move |b, _| b.observe(status, retry_after, fetched_at))
+            .await?;
         log_reaction(endpoint, reaction);
         if answer.status != 200 {
             self.store.record_fetch(&receipt, None).await?;

@@ -306,6 +306,15 @@ impl LedgerStore for CountingStore {
 
 #[async_trait]
 impl PollStore for CountingStore {
+    async fn update_budget(
+        &self,
+        at: Millis,
+        update: &mut (dyn for<'s> FnMut(Option<&'s str>) -> String + Send),
+    ) -> Result<(), StoreError> {
+        self.note("update_budget");
+        self.inner.update_budget(at, update).await
+    }
+
     async fn record_fetch(
         &self,
         receipt: &Receipt,

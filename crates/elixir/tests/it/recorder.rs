@@ -255,7 +255,46 @@ async fn two_recorders_never_read_one_subject_twice(url: &str) {
     let _ = PollEndpoint::Battlelog;
 }
 
+/// Two instances on one database spend one budget: with the clock still, the recorder lane's
+/// burst of five is all the two of them get, in a parallel burst of twenty reads.
+async fn the_budget_is_shared_by_instances(url: &str) {
+    let rig = rig(url, 2).await;
+    let second = elixir::store::connect(url, &elixir::app::ServeConfig::default().server.db)
+        .await
+        .unwrap();
+    let one = rig.poller(&rig.server.store, "a").upstream;
+    let two = rig.poller(&second, "b").upstream;
+    let mut reads = Vec::new();
+    for i in 0..20 {
+        let upstream = if i % 2 == 0 {
+            Arc::clone(&one)
+        } else {
+            Arc::clone(&two)
+        };
+        reads.push(tokio::spawn(async move {
+            upstream
+                .fetch(
+                    elixir::upstream::Lane::Recorder,
+                    &elixir::upstream::Endpoint::Cards,
+                )
+                .await
+        }));
+    }
+    let mut admitted = 0;
+    let mut refused = 0;
+    for read in reads {
+        match read.await.unwrap() {
+            Ok(_) => admitted += 1,
+            Err(elixir::upstream::UpstreamError::Throttled { .. }) => refused += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!((admitted, refused), (5, 15));
+    assert_eq!(rig.api.requests("/v1/cards"), 5, "nothing refused was sent");
+}
+
 on_both_backends!(
+    the_budget_is_shared_by_instances,
     tracked_players_are_read_and_stored_once,
     failures_holds_and_pauses,
     a_long_silence_is_a_coverage_gap,
