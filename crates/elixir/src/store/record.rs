@@ -144,7 +144,7 @@ pub trait RecordStore: Send + Sync + 'static {
 const POLL_COLUMNS: &str = "endpoint, subject, next_at, reason, lease_owner, lease_until, \
      last_read_at, last_status, failures, empty_reads, held_until, not_found, demand_until, \
      fastest_fill_ms, created_at";
-const PLAYER_COLUMNS: &str = "tag, name, clan_tag, clan_name, role, trophies, profile, \
+pub(super) const PLAYER_COLUMNS: &str = "tag, name, clan_tag, clan_name, role, trophies, profile, \
      observed_at, first_seen_at, last_battle_at";
 const SNAPSHOT_COLUMNS: &str = "player_tag, observed_at, trophies, best_trophies, pol_league, \
      pol_trophies, king_tower_level, collection_level, donations, battle_count, wins, losses";
@@ -175,7 +175,7 @@ fn poll(r: &impl Cols) -> Result<Poll, StoreError> {
     })
 }
 
-fn player_row(r: &impl Cols) -> Result<PlayerRow, StoreError> {
+pub(super) fn player_row(r: &impl Cols) -> Result<PlayerRow, StoreError> {
     Ok(PlayerRow {
         tag: r.text("tag")?,
         name: r.text("name")?,
@@ -887,14 +887,15 @@ impl RecordStore for SqlStore {
 
     async fn recorded_clans(&self) -> Result<Vec<(String, Option<String>, String)>, StoreError> {
         sql("SELECT t.clan_tag, MAX(c.name) AS name, \
-             MAX(CASE WHEN t.scope = 'comprehensive' THEN 1 ELSE 0 END) AS wide \
+             COUNT(CASE WHEN t.scope = 'comprehensive' THEN 1 END) AS wide \
              FROM tracked_clans t LEFT JOIN clans c ON c.tag = t.clan_tag \
              GROUP BY t.clan_tag ORDER BY t.clan_tag")
         .fetch_all(&self.db)
         .await?
         .iter()
         .map(|r| {
-            let scope = if r.int("wide")? == 1 {
+            // COUNT, not MAX of a CASE: an INTEGER on PostgreSQL, which does not read as i64
+            let scope = if r.int("wide")? > 0 {
                 "comprehensive"
             } else {
                 "activity"
