@@ -305,8 +305,8 @@ pub fn completeness_note(coverage: &Coverage) -> Option<String> {
 }
 
 /// `applied.window` (SURFACE §3.1): UTC bounds (an unbounded start shows the subject's
-/// `recorded_since`), source, zone, season rolls, and `partial`/`covers` when the window
-/// starts before the record.
+/// `recorded_since`), source, zone, season rolls, the age of the season `to` falls in, and
+/// `partial`/`covers` when the window starts before the record.
 pub fn applied_window(w: &Window, recorded_since: Option<Millis>) -> Value {
     let to = w.to.as_millisecond();
     let from = w
@@ -334,6 +334,9 @@ pub fn applied_window(w: &Window, recorded_since: Option<Millis>) -> Value {
         .collect();
     if !crosses.is_empty() {
         v["crosses"] = Value::Array(crosses);
+    }
+    if let Some(season) = elixir_record::calendar::season_at(w.to) {
+        v["season_age_days"] = json!((to - season.starts_at.as_millisecond()).max(0) / 86_400_000);
     }
     if let Some(since) = recorded_since.filter(|s| *s > from) {
         v["partial"] = json!(true);

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 
-use elixir::model::CoverageGap;
+use elixir::model::{ClanRow, CoverageGap, MemberSeen};
 use elixir::recorder::ingest;
 use elixir::store::SharedStore;
 use elixir_record::normalize::player::PlayerProfile;
@@ -22,6 +22,7 @@ const HOUR: i64 = 3_600_000;
 const DAY: i64 = 24 * HOUR;
 /// A tag nothing records.
 const STRANGER: &str = "#2PP";
+const CLAN: &str = "#9YJUPU9LY";
 
 /// A recorded player of a generated world, and what the record holds of them.
 pub struct Recorded {
@@ -198,6 +199,13 @@ async fn summary_counts_what_the_world_played(url: &str) {
     assert_eq!(body["applied"]["window"]["source"], "default");
     assert_eq!(body["applied"]["window"]["from"], "2025-12-02T00:00:00Z");
     assert_eq!(body["applied"]["window"]["partial"], true);
+    assert_eq!(
+        body["applied"]["window"]["covers"]["to"],
+        "2026-01-01T00:00:00Z"
+    );
+    // the season of 2025-12 started Monday 2025-12-01 10:00Z; no roll inside the window
+    assert_eq!(body["applied"]["window"]["season_age_days"], 30);
+    assert!(body["applied"]["window"].get("crosses").is_none());
     assert_eq!(body["applied"]["mode"], "all");
     assert!(
         body["meta"]["completeness_note"]
@@ -362,6 +370,9 @@ async fn summary_counts_what_the_world_played(url: &str) {
             .await,
     );
     assert_eq!(longest["overall"]["battles"], all.len());
+    let crosses = longest["applied"]["window"]["crosses"].as_array().unwrap();
+    assert_eq!(crosses.len(), 23, "two years of season rolls");
+    assert_eq!(crosses.last().unwrap()["to_season"], "2025-12");
 }
 
 async fn timeline_days_are_local_and_never_zero_filled(url: &str) {
@@ -694,7 +705,167 @@ async fn search_ranks_nicknames_first(url: &str) {
     }
 }
 
+async fn agent_doors_answer_for_on_behalf_of(url: &str) {
+    let server = spawn(url).await;
+    let r = record_world(&server.store).await;
+    server
+        .store
+        .set_agent_clan(server.agent.agent.id, Some(CLAN))
+        .await
+        .unwrap();
+    server
+        .store
+        .put_clan(
+            &ClanRow {
+                tag: CLAN.into(),
+                name: "Kings".into(),
+                profile: None,
+                observed_at: Some(T0),
+                first_seen_at: T0,
+            },
+            &[MemberSeen {
+                player_tag: r.tag.clone(),
+                name: r.name.clone(),
+                role: Some("elder".into()),
+                last_seen_at: None,
+            }],
+            T0,
+        )
+        .await
+        .unwrap();
+    let agent = server.agent();
+    success(
+        &agent
+            .tool(
+                "elixir_identify",
+                json!({"external_id": "u1", "player_tag": r.tag}),
+            )
+            .await,
+    );
+    let mine = success(
+        &agent
+            .tool("players_summary", json!({"on_behalf_of": "u1"}))
+            .await,
+    );
+    assert_eq!(
+        mine["overall"],
+        expected_stats(&r, &r.kept(T0 - 30 * DAY, T0))
+    );
+    let profile = success(
+        &agent
+            .tool("players_profile", json!({"on_behalf_of": "u1"}))
+            .await,
+    );
+    assert_eq!(profile["player"]["tag"], r.tag.as_str());
+    let unbound = tool_error(
+        &agent
+            .tool("players_profile", json!({"on_behalf_of": "u2"}))
+            .await,
+    );
+    assert_eq!(unbound["error"]["code"], "no_subject");
+    let named = tool_error(
+        &agent
+            .tool(
+                "players_timeline",
+                json!({"on_behalf_of": "u2", "display_name": format!(" {} ", r.name.to_uppercase())}),
+            )
+            .await,
+    );
+    assert_eq!(named["error"]["code"], "no_subject");
+    assert_eq!(named["error"]["candidates"][0]["tag"], r.tag.as_str());
+    let lonely = tool_error(
+        &agent
+            .tool("players_collection", json!({"display_name": "Ann"}))
+            .await,
+    );
+    assert_eq!(lonely["error"]["code"], "bad_request");
+    // the door clan's members are clanmates
+    let part: String = r.name.chars().take(3).collect();
+    let found = success(&agent.tool("players_search", json!({"query": part})).await);
+    assert_eq!(found["matches"][0]["why"], "clanmate");
+    // the person door drops on_behalf_of with a note
+    let person = success(
+        &server
+            .person()
+            .tool(
+                "players_profile",
+                json!({"player_tag": r.tag, "on_behalf_of": "u1"}),
+            )
+            .await,
+    );
+    assert!(
+        person["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("on_behalf_of was ignored"))
+    );
+}
+
+async fn a_player_seen_only_in_battle_logs(url: &str) {
+    let server = spawn(url).await;
+    let world = World::generate(WorldConfig::new(5, 4, 3, T0)).unwrap();
+    let player = (0..world.players().len() as u32)
+        .max_by_key(|&p| world.battles_of(p).len())
+        .unwrap();
+    let tag = world.players()[player as usize].tag.clone();
+    let subject = Tag::parse(&tag).unwrap();
+    let payload = cr_api::render::battlelog_json(&world, player, T0).to_string();
+    let battles = Battle::from_battlelog(payload.as_bytes()).unwrap().battles;
+    let rows = ingest::new_battles(&subject, &battles).unwrap();
+    let name = ingest::observer_name(&subject, &battles)
+        .unwrap()
+        .to_owned();
+    server
+        .store
+        .ingest_battles(&tag, Some(&name), T0, &rows)
+        .await
+        .unwrap();
+    let person = server.person();
+    let profile = success(
+        &person
+            .tool("players_profile", json!({"player_tag": tag}))
+            .await,
+    );
+    assert_eq!(profile["player"]["name"], name.as_str());
+    assert_eq!(profile["player"]["trophies"], Value::Null);
+    assert_eq!(profile["player"]["current_deck"], Value::Null);
+    assert_eq!(profile["observed_at"], Value::Null);
+    assert!(
+        profile["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("not been read")
+    );
+    let newest = battles.iter().map(|b| b.battle_time).max().unwrap();
+    assert_eq!(
+        profile["recording"]["last_battle_at"],
+        elixir_record::time::iso(newest).as_str()
+    );
+    let collection = tool_error(
+        &person
+            .tool("players_collection", json!({"player_tag": tag}))
+            .await,
+    );
+    assert_eq!(collection["error"]["code"], "not_recorded");
+    // one read: the whole log is its first read, measured back to its oldest battle
+    let summary = success(
+        &person
+            .tool("players_summary", json!({"player_tag": tag}))
+            .await,
+    );
+    assert_eq!(summary["overall"]["battles"], battles.len());
+    assert_eq!(
+        summary["trophies"]["start"].is_null(),
+        !battles
+            .iter()
+            .any(|b| b.mode == elixir_record::Mode::Ladder)
+    );
+}
+
 on_both_backends!(
+    agent_doors_answer_for_on_behalf_of,
+    a_player_seen_only_in_battle_logs,
     summary_counts_what_the_world_played,
     timeline_days_are_local_and_never_zero_filled,
     profile_and_collection_show_the_last_read,
