@@ -1,5 +1,5 @@
 //! The storage boundary: the area traits a caller names ([`AccountStore`], [`MeteringStore`],
-//! [`LedgerStore`], [`PollStore`], [`TrackingStore`], [`RecordStore`], plus the store's own [`Lifecycle`]), [`Store`] their union
+//! [`LedgerStore`], [`PollStore`], [`TrackingStore`], [`RecordStore`], [`PlayerReads`], plus the store's own [`Lifecycle`]), [`Store`] their union
 //! for the [`SharedStore`] every part of the server holds, and one implementation,
 //! [`SqlStore`], over SQLite (the embedded default) and PostgreSQL with each statement
 //! written once. The entities are `crate::model`'s; database errors are classified by
@@ -10,6 +10,7 @@
 mod accounts;
 mod ledger;
 mod metering;
+mod player_reads;
 mod polls;
 mod record;
 mod rows;
@@ -21,6 +22,7 @@ use std::sync::Arc;
 pub use accounts::AccountStore;
 pub use ledger::LedgerStore;
 pub use metering::MeteringStore;
+pub use player_reads::{BattleTally, PlayerReads, UpstreamTally};
 pub use polls::PollStore;
 pub use record::{BattleQuery, RecordStore};
 pub use sql_store::{Lifecycle, SqlStore, StoreError};
@@ -29,7 +31,14 @@ pub use tracking::{Bound, Identity, TrackingStore};
 /// Every area at once: what the server shares. Implemented for anything that implements
 /// them all, so a caller that needs one area can name just that trait.
 pub trait Store:
-    Lifecycle + AccountStore + MeteringStore + LedgerStore + PollStore + TrackingStore + RecordStore
+    Lifecycle
+    + AccountStore
+    + MeteringStore
+    + LedgerStore
+    + PollStore
+    + TrackingStore
+    + RecordStore
+    + PlayerReads
 {
 }
 
@@ -41,6 +50,7 @@ impl<T> Store for T where
         + PollStore
         + TrackingStore
         + RecordStore
+        + PlayerReads
 {
 }
 

@@ -144,7 +144,7 @@ pub trait RecordStore: Send + Sync + 'static {
 const POLL_COLUMNS: &str = "endpoint, subject, next_at, reason, lease_owner, lease_until, \
      last_read_at, last_status, failures, empty_reads, held_until, not_found, demand_until, \
      fastest_fill_ms, created_at";
-const PLAYER_COLUMNS: &str = "tag, name, clan_tag, clan_name, role, trophies, profile, \
+pub(super) const PLAYER_COLUMNS: &str = "tag, name, clan_tag, clan_name, role, trophies, profile, \
      observed_at, first_seen_at, last_battle_at";
 const SNAPSHOT_COLUMNS: &str = "player_tag, observed_at, trophies, best_trophies, pol_league, \
      pol_trophies, king_tower_level, collection_level, donations, battle_count, wins, losses";
@@ -175,7 +175,7 @@ fn poll(r: &impl Cols) -> Result<Poll, StoreError> {
     })
 }
 
-fn player_row(r: &impl Cols) -> Result<PlayerRow, StoreError> {
+pub(super) fn player_row(r: &impl Cols) -> Result<PlayerRow, StoreError> {
     Ok(PlayerRow {
         tag: r.text("tag")?,
         name: r.text("name")?,

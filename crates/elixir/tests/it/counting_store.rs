@@ -19,8 +19,8 @@ use elixir::model::{
     TrackClan, TrackPlayer, TrackResult, TrackedClan, TrackedPlayer,
 };
 use elixir::store::{
-    AccountStore, BattleQuery, Bound, Identity, LedgerStore, Lifecycle, MeteringStore, PollStore,
-    RecordStore, SharedStore, StoreError, TrackingStore,
+    AccountStore, BattleQuery, BattleTally, Bound, Identity, LedgerStore, Lifecycle, MeteringStore,
+    PlayerReads, PollStore, RecordStore, SharedStore, StoreError, TrackingStore, UpstreamTally,
 };
 use uuid::Uuid;
 
@@ -676,5 +676,56 @@ impl RecordStore for CountingStore {
     async fn recorded_clans(&self) -> Result<Vec<(String, Option<String>, String)>, StoreError> {
         self.note("recorded_clans");
         self.inner.recorded_clans().await
+    }
+}
+
+#[async_trait]
+impl PlayerReads for CountingStore {
+    async fn battle_tally(
+        &self,
+        player: &str,
+        from: Millis,
+        to: Millis,
+    ) -> Result<BattleTally, StoreError> {
+        self.note("battle_tally");
+        self.inner.battle_tally(player, from, to).await
+    }
+
+    async fn clan_battle_tally(
+        &self,
+        clan: &str,
+        from: Millis,
+        to: Millis,
+    ) -> Result<BattleTally, StoreError> {
+        self.note("clan_battle_tally");
+        self.inner.clan_battle_tally(clan, from, to).await
+    }
+
+    async fn log_read_before(
+        &self,
+        player: &str,
+        at: Millis,
+    ) -> Result<Option<LogRead>, StoreError> {
+        self.note("log_read_before");
+        self.inner.log_read_before(player, at).await
+    }
+
+    async fn log_read_from(&self, player: &str, at: Millis) -> Result<Option<LogRead>, StoreError> {
+        self.note("log_read_from");
+        self.inner.log_read_from(player, at).await
+    }
+
+    async fn players_by_tags(&self, tags: &[String]) -> Result<Vec<PlayerRow>, StoreError> {
+        self.note("players_by_tags");
+        self.inner.players_by_tags(tags).await
+    }
+
+    async fn upstream_tally(
+        &self,
+        day_from: Millis,
+        hour_from: Millis,
+    ) -> Result<UpstreamTally, StoreError> {
+        self.note("upstream_tally");
+        self.inner.upstream_tally(day_from, hour_from).await
     }
 }

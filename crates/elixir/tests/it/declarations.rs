@@ -74,8 +74,15 @@ async fn declarations_follow_the_conventions(url: &str) {
             Kind::Integration => &[
                 "elixir_my_identities",
                 "elixir_identify",
+                "players_collection",
+                "players_timeline",
+                "players_search",
+                "players_profile",
+                "players_summary",
                 "cards_catalog",
                 "game_clock",
+                "elixir_coverage",
+                "elixir_data_insights",
                 "elixir_changelog",
                 "elixir_docs",
                 "elixir_examples",
@@ -90,8 +97,15 @@ async fn declarations_follow_the_conventions(url: &str) {
                 "elixir_track_clan",
                 "elixir_track_player",
                 "elixir_identify",
+                "players_collection",
+                "players_timeline",
+                "players_search",
+                "players_profile",
+                "players_summary",
                 "cards_catalog",
                 "game_clock",
+                "elixir_coverage",
+                "elixir_data_insights",
                 "elixir_changelog",
                 "elixir_docs",
                 "elixir_examples",
@@ -105,8 +119,15 @@ async fn declarations_follow_the_conventions(url: &str) {
                 "elixir_settings",
                 "elixir_track_clan",
                 "elixir_track_player",
+                "players_collection",
+                "players_timeline",
+                "players_search",
+                "players_profile",
+                "players_summary",
                 "cards_catalog",
                 "game_clock",
+                "elixir_coverage",
+                "elixir_data_insights",
                 "elixir_changelog",
                 "elixir_docs",
                 "elixir_examples",
@@ -130,7 +151,7 @@ async fn declarations_follow_the_conventions(url: &str) {
                 }
                 seen
             });
-        let built: &[&str] = &["Account", "Cards", "War", "Help"];
+        let built: &[&str] = &["Account", "Players", "Cards", "War", "Service", "Help"];
         assert_eq!(groups, built, "{kind}");
         let mut last: Option<(usize, String)> = None;
         for t in tools {

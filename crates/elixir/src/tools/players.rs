@@ -1,0 +1,1074 @@
+//! The Players group (SURFACE §2.3): `players_profile`, `players_summary`, `players_timeline`,
+//! `players_collection` and `players_search`, each about one player (you when no tag is given,
+//! resolved by `tools::subject`), answered from Elixir's record: the stored profile, the
+//! recorded battles (STATS by `elixir_record::stats`) and the profile snapshots. Coverage
+//! (measured spans, `complete`, `completeness_note`) is `tools::service`'s; the live lane is
+//! not part of this file.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use elixir_record::battle::Form;
+use elixir_record::normalize::player::{CollectionCard, PlayerProfile};
+use elixir_record::stats::{Accumulator, RowKind};
+use elixir_record::window::{self, Window};
+use elixir_record::{Battle, BattleCard, Mode, Outcome, Side};
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use serde_json::{Map, Value, json};
+
+use crate::access::kinds::Kind;
+use crate::domain::{Millis, iso, name_key};
+use crate::mcp::args;
+use crate::mcp::blocks;
+use crate::mcp::envelope::Success;
+use crate::mcp::spec::{
+    Fail, Flag, Group, Outcome as ToolOutcome, Param, SCOPE_READ, ToolCtx, ToolSpec, bad_request,
+    handler,
+};
+use crate::model::{PlayerRow, PlayerSnapshot, PollEndpoint, Principal, RecordedBattle};
+use crate::store::BattleQuery;
+use crate::tools::service::{self, Coverage};
+use crate::tools::subject::{PlayerFacts, recording, resolve_player};
+
+/// The metrics players_timeline can chart, in SURFACE order (the first four are the default).
+pub const METRICS: [&str; 10] = [
+    "trophies",
+    "best_trophies",
+    "pol_league",
+    "pol_trophies",
+    "battles",
+    "wins",
+    "losses",
+    "king_tower_level",
+    "collection_level",
+    "donations",
+];
+/// War points per battle as the game awards them: a war battle won or lost, a duel round won
+/// or lost, a boat attack won or lost.
+pub const WAR_POINTS: [(u64, u64); 3] = [(200, 100), (250, 100), (125, 75)];
+
+/// The Player tools of this build.
+pub fn specs() -> Vec<ToolSpec> {
+    vec![profile(), summary(), timeline(), collection(), search()]
+}
+
+fn obj(description: &str) -> Value {
+    json!({"type": "object", "description": description})
+}
+
+fn list(description: &str) -> Value {
+    json!({"type": "array", "description": description})
+}
+
+fn instant(description: &str) -> Value {
+    json!({"type": ["string", "null"], "description": description})
+}
+
+/// The subject of a Player-tool call and what the record holds of them; `not_recorded` when
+/// nothing is.
+async fn subject(ctx: &ToolCtx, a: &Map<String, Value>) -> Result<PlayerFacts, Fail> {
+    let arg = blocks::player(a, ctx.caller.kind)?;
+    let tag = resolve_player(ctx, &arg).await?;
+    let facts = PlayerFacts::read(ctx, &tag).await?;
+    if !facts.is_recorded() {
+        return Err(facts.not_recorded());
+    }
+    Ok(facts)
+}
+
+fn with_meta(mut success: Success, keys: Vec<(&'static str, Value)>) -> Success {
+    for (k, v) in keys {
+        success = success.meta(k, v);
+    }
+    success
+}
+
+/// The stored profile of a player, parsed.
+fn stored_profile(row: Option<&PlayerRow>) -> Result<Option<PlayerProfile>, Fail> {
+    match row.and_then(|r| r.profile.as_deref()) {
+        None => Ok(None),
+        Some(text) => serde_json::from_str(text)
+            .map(Some)
+            .map_err(|e| Fail::Internal(format!("stored profile: {e}"))),
+    }
+}
+
+fn card_json(card: &BattleCard) -> Value {
+    json!({
+        "id": card.id,
+        "name": card.name,
+        "level": card.level,
+        "form": card.form,
+        "elixir": card.elixir,
+    })
+}
+
+fn league(result: Option<&elixir_record::normalize::player::LeagueResult>) -> Value {
+    match result {
+        Some(l) => {
+            json!({"league_number": l.league_number, "trophies": l.trophies, "rank": l.rank})
+        }
+        None => Value::Null,
+    }
+}
+
+// ---- players_profile ----
+
+fn profile() -> ToolSpec {
+    ToolSpec {
+        name: "players_profile",
+        group: Group::Players,
+        title: "Player profile",
+        description: "Player tool: a player's current profile as Elixir last read it (you when no tag is given): name, king tower level, trophies and best, arena, clan and role, Path of Legend (current, last, best), counters (wins, losses, battles, three-crown wins, war day wins, donations, collection level, star points, streak), current deck and favourite card, with the recording state and when it was observed.".into(),
+        scope: SCOPE_READ,
+        kinds: Kind::ALL.to_vec(),
+        flags: vec![],
+        params: blocks::player_params(),
+        compact_drops: None,
+        output: vec![
+            ("player", obj("{tag, name, king_tower_level, trophies, best_trophies, arena, clan {tag, name, role}?, path_of_legend {current, last, best}?, wins, losses, battle_count, three_crown_wins, war_day_wins, donations {given, received, total}, collection_level, star_points, current_streak, current_deck {deck_hash, cards[], tower_troop, snapshot}?, favourite_card?}; null fields before the first profile read."), true),
+            ("recording", obj("{state active|paused|held, since, last_battle_at}."), true),
+            ("observed_at", instant("When the profile was read; null before the first read."), true),
+        ],
+        docs: "tools-players#players-profile".into(),
+        too_large_hint: "Report meta.request_id with elixir_feedback.".into(),
+        handler: handler(profile_call),
+    }
+}
+
+/// `recording` as the Player tools show it: the battle log's schedule, `paused` without one.
+fn recording_state(facts: &PlayerFacts, now: Millis) -> Value {
+    let last_battle = facts
+        .span
+        .map(|s| s.1)
+        .or(facts.row.as_ref().and_then(|r| r.last_battle_at));
+    match recording(&facts.polls, PollEndpoint::Battlelog, now) {
+        Some(r) => {
+            json!({"state": r["state"], "since": r["since"], "last_battle_at": last_battle.map(iso)})
+        }
+        None => json!({"state": "paused", "since": null, "last_battle_at": last_battle.map(iso)}),
+    }
+}
+
+async fn profile_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
+    let facts = subject(&ctx, &a).await?;
+    let now = ctx.services.now();
+    let row = facts.row.as_ref();
+    let profile = stored_profile(row)?;
+    let tag = facts.tag.to_string();
+    let player = match &profile {
+        Some(p) => {
+            let pol = &p.path_of_legend;
+            let path = if pol.current.is_none() && pol.last.is_none() && pol.best.is_none() {
+                Value::Null
+            } else {
+                json!({
+                    "current": league(pol.current.as_ref()),
+                    "last": league(pol.last.as_ref()),
+                    "best": league(pol.best.as_ref()),
+                })
+            };
+            json!({
+                "tag": tag,
+                "name": p.name,
+                "king_tower_level": p.king_tower_level,
+                "trophies": p.trophies,
+                "best_trophies": p.best_trophies,
+                "arena": p.arena.as_ref().map(|a| json!({"id": a.id, "name": a.name})),
+                "clan": p.clan.as_ref().map(|c| json!({"tag": c.tag.to_string(), "name": c.name, "role": c.role})),
+                "path_of_legend": path,
+                "wins": p.wins,
+                "losses": p.losses,
+                "battle_count": p.battle_count,
+                "three_crown_wins": p.three_crown_wins,
+                "war_day_wins": p.war_day_wins,
+                "donations": {"given": p.donations.given, "received": p.donations.received, "total": p.donations.total},
+                "collection_level": p.collection_level,
+                "star_points": p.star_points,
+                "current_streak": p.current_streak,
+                "current_deck": p.current_deck.as_ref().map(|d| json!({
+                    "deck_hash": d.deck_hash,
+                    "cards": d.cards.iter().map(card_json).collect::<Vec<_>>(),
+                    "tower_troop": d.tower_troop.as_ref().map(card_json),
+                    "snapshot": true,
+                })),
+                "favourite_card": p.favourite_card.as_ref().map(|f| json!({"id": f.id, "name": f.name, "elixir": f.elixir})),
+            })
+        }
+        None => json!({
+            "tag": tag,
+            "name": row.map(|r| r.name.clone()),
+            "king_tower_level": null, "trophies": row.and_then(|r| r.trophies),
+            "best_trophies": null, "arena": null,
+            "clan": row.and_then(|r| r.clan_tag.as_ref().map(|c| json!({"tag": c, "name": r.clan_name, "role": r.role}))),
+            "path_of_legend": null, "wins": null, "losses": null, "battle_count": null,
+            "three_crown_wins": null, "war_day_wins": null,
+            "donations": {"given": null, "received": null, "total": null},
+            "collection_level": null, "star_points": null, "current_streak": null,
+            "current_deck": null, "favourite_card": null,
+        }),
+    };
+    let mut success = Success::new()
+        .field("player", player)
+        .field("recording", recording_state(&facts, now))
+        .field(
+            "observed_at",
+            json!(row.and_then(|r| r.observed_at).map(iso)),
+        )
+        .applied("verbosity", json!(args::verbosity(&a)));
+    if profile.is_none() {
+        success = success.note(format!(
+            "{tag}'s profile has not been read yet; only what battle logs showed is filled in."
+        ));
+    }
+    Ok(with_meta(success, facts.meta(now, &[PollEndpoint::Player])))
+}
+
+// ---- players_summary ----
+
+fn stats_schema(description: &str) -> Value {
+    obj(description)
+}
+
+fn summary() -> ToolSpec {
+    let mut params = blocks::player_params();
+    params.extend(blocks::window_params());
+    params.extend(blocks::mode_params());
+    ToolSpec {
+        name: "players_summary",
+        group: Group::Players,
+        title: "Summary",
+        description: "Player tool: how a player (you when no tag is given) did over a window (default the last 30 days) from the recorded battles: overall STATS with three-crown wins, per mode, trophies at the start and end with the change and best, Path of Legend leagues, the top three decks, war decks used and points, active days and the last battle. mode narrows the battles counted.".into(),
+        scope: SCOPE_READ,
+        kinds: Kind::ALL.to_vec(),
+        flags: vec![Flag::W],
+        params,
+        compact_drops: None,
+        output: vec![
+            ("overall", stats_schema("STATS {battles, wins, losses, draws, decided_battles, win_rate, players, insufficient_sample} plus three_crown_wins."), true),
+            ("by_mode", list("[{mode, STATS}] per mode played, most battles first."), true),
+            ("trophies", obj("{start, end, change, best}: ladder trophies from profile reads and ladder battles inside the window; null when none was seen."), true),
+            ("path_of_legend", obj("{league_start, league_end}: the Path of Legend league at the window's first and last sighting."), true),
+            ("top_decks", list("Up to 3 [{deck_hash, cards[], STATS}], most games first (a duel round is one game)."), true),
+            ("war", obj("{decks_used, points}: from the war battles the record holds (all modes of the river race, whatever mode says)."), true),
+            ("active_days", json!({"type": "integer", "description": "Local days (applied timezone) with at least one counted battle."}), true),
+            ("last_battle_at", instant("The newest counted battle; null when none."), true),
+        ],
+        docs: "tools-players#players-summary".into(),
+        too_large_hint: "players_summary({\"days\": 7}) narrows the window.".into(),
+        handler: handler(summary_call),
+    }
+}
+
+/// The recorded battles of a player in `[from, to)`, parsed, oldest first.
+async fn battles_in(
+    ctx: &ToolCtx,
+    player: &str,
+    from: Millis,
+    to: Millis,
+) -> Result<Vec<(RecordedBattle, Battle)>, Fail> {
+    let rows = ctx
+        .services
+        .store
+        .battles(
+            player,
+            &BattleQuery {
+                from: Some(from),
+                to: Some(to),
+                ..BattleQuery::default()
+            },
+        )
+        .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows.into_iter().rev() {
+        let battle: Battle = serde_json::from_str(&row.body)
+            .map_err(|e| Fail::Internal(format!("stored battle {}: {e}", row.battle_id)))?;
+        out.push((row, battle));
+    }
+    Ok(out)
+}
+
+/// War decks used and points of one battle for the player on `side` (SURFACE §2.3 `war`):
+/// `None` points when the outcome the points depend on is unknown.
+pub fn war_points(battle: &Battle, side: Side) -> (u64, Option<u64>) {
+    let value = |outcome: Option<Outcome>, (win, loss): (u64, u64)| match outcome {
+        Some(Outcome::Win) => Some(win),
+        Some(_) => Some(loss),
+        None => None,
+    };
+    match battle.mode {
+        Mode::War => (1, value(battle.outcome(side), WAR_POINTS[0])),
+        Mode::WarDuel => {
+            let rounds = battle.round_outcomes(side);
+            let points = rounds
+                .iter()
+                .map(|o| value(*o, WAR_POINTS[1]))
+                .sum::<Option<u64>>();
+            (rounds.len() as u64, points)
+        }
+        Mode::Boat => (1, value(battle.outcome(side), WAR_POINTS[2])),
+        _ => (0, Some(0)),
+    }
+}
+
+/// A time-ordered value sighting of trophies or a league.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Sighting {
+    at: Millis,
+    value: i64,
+}
+
+fn first_last(mut points: Vec<Sighting>) -> Option<(Sighting, Sighting, i64)> {
+    points.sort_by_key(|p| p.at);
+    let best = points.iter().map(|p| p.value).max()?;
+    Some((*points.first()?, *points.last()?, best))
+}
+
+fn zone_of(w: &Window) -> TimeZone {
+    elixir_record::time::zone(&w.timezone).unwrap_or(TimeZone::UTC)
+}
+
+fn local_date(at: Millis, zone: &TimeZone) -> Option<jiff::civil::Date> {
+    Timestamp::from_millisecond(at)
+        .ok()
+        .map(|t| t.to_zoned(zone.clone()).date())
+}
+
+async fn summary_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
+    let facts = subject(&ctx, &a).await?;
+    let mode = blocks::mode(&a)?;
+    let rules = window::default_for("players_summary")
+        .ok_or_else(|| Fail::Internal("players_summary has no window rules".into()))?;
+    let now = ctx.services.now();
+    let w = blocks::window(&a, &rules, &ctx.caller.timezone, now)?;
+    let (from, to) = service::bounds(&w);
+    let tag = facts.tag.clone();
+    let subject_tag = tag.to_string();
+    let battles = battles_in(&ctx, &subject_tag, from, to).await?;
+    let snapshots = ctx.services.store.snapshots(&subject_tag, from, to).await?;
+    let coverage = service::player_coverage(&ctx, &subject_tag, from, to).await?;
+    let zone = zone_of(&w);
+
+    let mut overall = Accumulator::new();
+    let mut by_mode: BTreeMap<&'static str, Accumulator> = BTreeMap::new();
+    let mut decks: HashMap<String, (Accumulator, Vec<Value>)> = HashMap::new();
+    let mut days = BTreeSet::new();
+    let mut last_battle = None;
+    let mut trophies = Vec::new();
+    let mut leagues = Vec::new();
+    let (mut decks_used, mut points, mut war_battles) = (0u64, Some(0u64), 0u64);
+    for s in &snapshots {
+        if let Some(t) = s.trophies {
+            trophies.push(Sighting {
+                at: s.observed_at,
+                value: t,
+            });
+        }
+        if let Some(l) = s.pol_league {
+            leagues.push(Sighting {
+                at: s.observed_at,
+                value: l,
+            });
+        }
+    }
+    for (row, battle) in &battles {
+        let Some(side) = battle.side_of(&tag) else {
+            continue;
+        };
+        let me = battle.participant(&tag);
+        if battle.mode == Mode::Ladder
+            && let Some(start) = me.and_then(|p| p.starting_trophies)
+        {
+            trophies.push(Sighting {
+                at: row.battle_time,
+                value: start,
+            });
+            if let Some(change) = me.and_then(|p| p.trophy_change) {
+                trophies.push(Sighting {
+                    at: row.battle_time + 1,
+                    value: start + change,
+                });
+            }
+        }
+        if battle.mode == Mode::PathOfLegend
+            && let Some(l) = battle.league_number
+        {
+            leagues.push(Sighting {
+                at: row.battle_time,
+                value: l,
+            });
+        }
+        if matches!(battle.mode, Mode::War | Mode::WarDuel | Mode::Boat) {
+            let (used, earned) = war_points(battle, side);
+            war_battles += 1;
+            decks_used += used;
+            points = points.zip(earned).map(|(a, b)| a + b);
+        }
+        if !mode.includes(battle.mode) {
+            continue;
+        }
+        overall.add_battle(battle, &tag);
+        by_mode
+            .entry(battle.mode.as_str())
+            .or_default()
+            .add_battle(battle, &tag);
+        for game in battle.games_of(&tag) {
+            if let Some(hash) = game.deck_hash {
+                let entry = decks.entry(hash.to_owned()).or_insert_with(|| {
+                    (
+                        Accumulator::new(),
+                        game.cards.iter().map(card_json).collect(),
+                    )
+                });
+                entry.0.add_game(&game, tag.as_str());
+            }
+        }
+        if let Some(day) = local_date(row.battle_time, &zone) {
+            days.insert(day);
+        }
+        last_battle = Some(row.battle_time);
+    }
+    let stats = |acc: &Accumulator| serde_json::to_value(acc.stats(RowKind::SinglePlayer));
+    let overall_json = serde_json::to_value(overall.stats_with_three_crowns(RowKind::SinglePlayer))
+        .map_err(|e| Fail::Internal(e.to_string()))?;
+    let mut modes: Vec<(&str, Accumulator)> = by_mode.into_iter().collect();
+    modes.sort_by(|a, b| {
+        b.1.stats(RowKind::SinglePlayer)
+            .battles
+            .cmp(&a.1.stats(RowKind::SinglePlayer).battles)
+            .then(a.0.cmp(b.0))
+    });
+    let mut by_mode_json = Vec::new();
+    for (name, acc) in &modes {
+        let mut v = stats(acc).map_err(|e| Fail::Internal(e.to_string()))?;
+        v["mode"] = json!(name);
+        by_mode_json.push(v);
+    }
+    let mut deck_rows: Vec<(String, Accumulator, Vec<Value>)> = decks
+        .into_iter()
+        .map(|(h, (acc, cards))| (h, acc, cards))
+        .collect();
+    deck_rows.sort_by(|a, b| {
+        let (sa, sb) = (
+            a.1.stats(RowKind::SinglePlayer),
+            b.1.stats(RowKind::SinglePlayer),
+        );
+        sb.battles
+            .cmp(&sa.battles)
+            .then(sb.wins.cmp(&sa.wins))
+            .then(a.0.cmp(&b.0))
+    });
+    let mut top_decks = Vec::new();
+    for (hash, acc, cards) in deck_rows.into_iter().take(3) {
+        let mut v = stats(&acc).map_err(|e| Fail::Internal(e.to_string()))?;
+        v["deck_hash"] = json!(hash);
+        v["cards"] = Value::Array(cards);
+        top_decks.push(v);
+    }
+    let trophies_json = match first_last(trophies) {
+        Some((start, end, best)) => json!({
+            "start": start.value, "end": end.value, "change": end.value - start.value, "best": best,
+        }),
+        None => json!({"start": null, "end": null, "change": null, "best": null}),
+    };
+    let pol_json = match first_last(leagues) {
+        Some((start, end, _)) => json!({"league_start": start.value, "league_end": end.value}),
+        None => json!({"league_start": null, "league_end": null}),
+    };
+    let mut success = Success::new()
+        .field("overall", overall_json)
+        .field("by_mode", Value::Array(by_mode_json))
+        .field("trophies", trophies_json)
+        .field("path_of_legend", pol_json)
+        .field("top_decks", Value::Array(top_decks))
+        .field("war", json!({"decks_used": decks_used, "points": points}))
+        .field("active_days", json!(days.len()))
+        .field("last_battle_at", json!(last_battle.map(iso)))
+        .applied(
+            "window",
+            service::applied_window(&w, facts.recorded_since()),
+        )
+        .applied("mode", json!(mode_name(&a)))
+        .applied("verbosity", json!(args::verbosity(&a)))
+        .meta("timezone_applied", json!(w.timezone));
+    success = with_meta(success, facts.meta(now, &[PollEndpoint::Battlelog]));
+    let partial = service::completeness_note(&coverage);
+    if war_battles > 0 && partial.is_some() {
+        success = success.note(
+            "war counts only the war battles the record holds; part of this window is not recorded, so decks_used and points may be low.",
+        );
+    }
+    if war_battles > 0 && points.is_none() {
+        success = success.note("war points are null: a war battle's result is unknown.");
+    }
+    if war_battles > 0 {
+        success = success.note(
+            "War points are estimated from results: 200/100 a war battle won/lost, 250/100 a duel round, 125/75 a boat attack.",
+        );
+    }
+    if let Some(note) = partial {
+        success = success.meta("completeness_note", json!(note));
+    }
+    if overall.stats(RowKind::SinglePlayer).battles == 0 {
+        success = success.note("No recorded battle matches this window and mode.");
+    }
+    Ok(success)
+}
+
+fn mode_name(a: &Map<String, Value>) -> &str {
+    args::text(a, "mode").unwrap_or("all")
+}
+
+// ---- players_timeline ----
+
+fn timeline() -> ToolSpec {
+    let mut params = blocks::player_params();
+    params.extend(blocks::window_params());
+    params.push(Param::new(
+        "metrics",
+        json!({
+            "type": "array",
+            "items": {"type": "string", "enum": METRICS},
+            "minItems": 1,
+            "maxItems": 10,
+            "description": "1-10 of trophies, best_trophies, pol_league, pol_trophies, battles, wins, losses, king_tower_level, collection_level, donations; default the first four.",
+        }),
+    ));
+    params.push(Param::new(
+        "limit",
+        args::integer("Days at most, newest kept (1-400).", 1, 400, 120),
+    ));
+    ToolSpec {
+        name: "players_timeline",
+        group: Group::Players,
+        title: "Daily progress",
+        description: "Player tool: a player's numbers day by day (you when no tag is given) over local days of the applied timezone (default the last 30): trophies, best trophies, Path of Legend league and trophies from the day's last profile read, and battles, wins and losses recorded that day. Unmeasured values are null, never zero; complete is false on a day the record does not wholly cover.".into(),
+        scope: SCOPE_READ,
+        kinds: Kind::ALL.to_vec(),
+        flags: vec![Flag::W],
+        params,
+        compact_drops: None,
+        output: vec![
+            ("series", list("[{day YYYY-MM-DD, values {metric: number|null}, complete}], oldest first."), true),
+        ],
+        docs: "tools-players#players-timeline".into(),
+        too_large_hint: "players_timeline({\"limit\": 30}) or fewer metrics narrow it.".into(),
+        handler: handler(timeline_call),
+    }
+}
+
+/// The metrics a call asked for: each named once, in the order sent; default the first four.
+fn metrics(a: &Map<String, Value>) -> Result<Vec<&'static str>, Fail> {
+    let Some(items) = a.get("metrics").and_then(Value::as_array) else {
+        return Ok(METRICS[..4].to_vec());
+    };
+    let mut out = Vec::new();
+    for item in items {
+        let text = item.as_str().unwrap_or_default();
+        let Some(metric) = METRICS.iter().find(|m| **m == text) else {
+            return Err(bad_request(
+                format!("metric {text:?} is not one of {}.", METRICS.join(", ")),
+                "players_timeline({\"metrics\": [\"trophies\", \"battles\"]})",
+            ));
+        };
+        if out.contains(metric) {
+            return Err(bad_request(
+                format!("metrics names {text} twice."),
+                "players_timeline({\"metrics\": [\"trophies\", \"battles\"]}) — each metric once.",
+            ));
+        }
+        out.push(*metric);
+    }
+    Ok(out)
+}
+
+fn snapshot_value(s: &PlayerSnapshot, metric: &str) -> Option<i64> {
+    match metric {
+        "trophies" => s.trophies,
+        "best_trophies" => s.best_trophies,
+        "pol_league" => s.pol_league,
+        "pol_trophies" => s.pol_trophies,
+        "king_tower_level" => s.king_tower_level,
+        "collection_level" => s.collection_level,
+        "donations" => s.donations,
+        _ => None,
+    }
+}
+
+/// One local day of the series: `[from, to)` clipped to the window.
+#[derive(Debug, Clone)]
+struct Day {
+    label: String,
+    from: Millis,
+    to: Millis,
+}
+
+/// The local days of `[from, to)` in `zone`, oldest first.
+fn local_days(from: Millis, to: Millis, zone: &TimeZone) -> Result<Vec<Day>, Fail> {
+    let bad = |e: jiff::Error| Fail::Internal(format!("day arithmetic: {e}"));
+    let mut days = Vec::new();
+    let Some(mut date) = local_date(from, zone) else {
+        return Ok(days);
+    };
+    loop {
+        let start = date
+            .to_zoned(zone.clone())
+            .map_err(bad)?
+            .timestamp()
+            .as_millisecond();
+        if start >= to {
+            break;
+        }
+        let next = date.tomorrow().map_err(bad)?;
+        let end = next
+            .to_zoned(zone.clone())
+            .map_err(bad)?
+            .timestamp()
+            .as_millisecond();
+        days.push(Day {
+            label: date.to_string(),
+            from: start.max(from),
+            to: end.min(to),
+        });
+        date = next;
+    }
+    Ok(days)
+}
+
+fn day_values(
+    day: &Day,
+    metrics: &[&str],
+    snapshots: &[PlayerSnapshot],
+    battles: &[RecordedBattle],
+    coverage: &Coverage,
+) -> Value {
+    let last_snapshot = snapshots
+        .iter()
+        .filter(|s| s.observed_at >= day.from && s.observed_at < day.to)
+        .max_by_key(|s| s.observed_at);
+    let of_day: Vec<&RecordedBattle> = battles
+        .iter()
+        .filter(|b| b.battle_time >= day.from && b.battle_time < day.to)
+        .collect();
+    // counts are known where the record looked, or where it holds a battle
+    let looked = coverage.meets_measured(day.from, day.to) || !of_day.is_empty();
+    let count = |outcome: Option<&str>| {
+        looked.then(|| {
+            of_day
+                .iter()
+                .filter(|b| outcome.is_none_or(|o| b.side.outcome.as_deref() == Some(o)))
+                .count()
+        })
+    };
+    let mut values = Map::new();
+    for metric in metrics {
+        let v = match *metric {
+            "battles" => json!(count(None)),
+            "wins" => json!(count(Some("win"))),
+            "losses" => json!(count(Some("loss"))),
+            other => json!(last_snapshot.and_then(|s| snapshot_value(s, other))),
+        };
+        values.insert((*metric).to_owned(), v);
+    }
+    Value::Object(values)
+}
+
+async fn timeline_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
+    let facts = subject(&ctx, &a).await?;
+    let metrics = metrics(&a)?;
+    let limit = usize::try_from(args::int(&a, "limit", 120)).unwrap_or(120);
+    let rules = window::default_for("players_timeline")
+        .ok_or_else(|| Fail::Internal("players_timeline has no window rules".into()))?;
+    let now = ctx.services.now();
+    let w = blocks::window(&a, &rules, &ctx.caller.timezone, now)?;
+    let (from, to) = service::bounds(&w);
+    let subject_tag = facts.tag.to_string();
+    let store = &ctx.services.store;
+    let snapshots = store.snapshots(&subject_tag, from, to).await?;
+    let battles = store
+        .battles(
+            &subject_tag,
+            &BattleQuery {
+                from: Some(from),
+                to: Some(to),
+                ..BattleQuery::default()
+            },
+        )
+        .await?;
+    let coverage = service::player_coverage(&ctx, &subject_tag, from, to).await?;
+    let days = local_days(from, to, &zone_of(&w))?;
+    let total = days.len();
+    let shown = &days[total.saturating_sub(limit)..];
+    let series: Vec<Value> = shown
+        .iter()
+        .map(|d| {
+            json!({
+                "day": d.label,
+                "values": day_values(d, &metrics, &snapshots, &battles, &coverage),
+                "complete": coverage.covers(d.from, d.to),
+            })
+        })
+        .collect();
+    let mut success = Success::new()
+        .field("series", Value::Array(series))
+        .applied(
+            "window",
+            service::applied_window(&w, facts.recorded_since()),
+        )
+        .applied("limit", json!(limit))
+        .applied("verbosity", json!(args::verbosity(&a)))
+        .meta("timezone_applied", json!(w.timezone));
+    success = with_meta(
+        success,
+        facts.meta(now, &[PollEndpoint::Battlelog, PollEndpoint::Player]),
+    );
+    if total > shown.len() {
+        success = success.note(format!(
+            "Only the newest {} of the window's {total} days are shown; raise limit or narrow the window.",
+            shown.len()
+        ));
+    }
+    if metrics
+        .iter()
+        .any(|m| !["battles", "wins", "losses"].contains(m))
+    {
+        success = success.note(
+            "Profile numbers are the day's last profile read; a day without a read shows null.",
+        );
+    }
+    if let Some(note) = service::completeness_note(&coverage) {
+        success = success.meta("completeness_note", json!(note));
+    }
+    Ok(success)
+}
+
+// ---- players_collection ----
+
+fn collection() -> ToolSpec {
+    ToolSpec {
+        name: "players_collection",
+        group: Group::Players,
+        title: "Card collection",
+        description: "Player tool: the cards a player owns (you when no tag is given) as their last profile read showed them: each card's in-game level and max level, star level, count, evolution and hero forms unlocked and elixir, the tower troops apart, and a summary by rarity with the evolutions and heroes unlocked.".into(),
+        scope: SCOPE_READ,
+        kinds: Kind::ALL.to_vec(),
+        flags: vec![Flag::V],
+        params: blocks::player_params(),
+        compact_drops: Some("each card to id, level and forms_unlocked"),
+        output: vec![
+            ("player", obj("{tag, name}."), true),
+            ("summary", obj("{cards_owned, cards_total (the catalogue's; null before its first read), by_rarity {rarity: count}, evolutions_unlocked, heroes_unlocked}."), true),
+            ("cards", list("[{id, name, rarity, kind, level, max_level, star_level, count, forms_unlocked[], elixir}] (compact: {id, level, forms_unlocked})."), true),
+            ("tower_troops", list("The tower troops owned, as cards."), true),
+            ("observed_at", instant("When the profile holding the collection was read."), true),
+        ],
+        docs: "tools-players#players-collection".into(),
+        too_large_hint: "players_collection({\"verbosity\": \"compact\"}) keeps id, level and forms_unlocked.".into(),
+        handler: handler(collection_call),
+    }
+}
+
+fn collection_card(card: &CollectionCard, compact: bool) -> Value {
+    if compact {
+        return json!({"id": card.id, "level": card.level, "forms_unlocked": card.forms_unlocked});
+    }
+    json!({
+        "id": card.id,
+        "name": card.name,
+        "rarity": card.rarity,
+        "kind": card.kind.map(|k| k.as_str()),
+        "level": card.level,
+        "max_level": card.max_level,
+        "star_level": card.star_level,
+        "count": card.count,
+        "forms_unlocked": card.forms_unlocked,
+        "elixir": card.elixir,
+    })
+}
+
+async fn collection_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
+    let facts = subject(&ctx, &a).await?;
+    let now = ctx.services.now();
+    let Some(profile) = stored_profile(facts.row.as_ref())? else {
+        return Err(Fail::Tool(crate::mcp::envelope::ToolError::new(
+            crate::mcp::envelope::ErrorCode::NotRecorded,
+            format!(
+                "{}'s profile, which holds the collection, has not been read yet.",
+                facts.tag
+            ),
+            format!(
+                "elixir_track_player({{\"player_tag\": \"{}\"}}) schedules the profile read.",
+                facts.tag
+            ),
+        )));
+    };
+    let verbosity = args::verbosity(&a);
+    let compact = verbosity == "compact";
+    let catalogue = ctx.services.store.cards_catalogue().await?;
+    let mut by_rarity: BTreeMap<String, usize> = BTreeMap::new();
+    for c in &profile.cards {
+        *by_rarity.entry(c.rarity.clone()).or_default() += 1;
+    }
+    let unlocked = |form: Form| {
+        profile
+            .cards
+            .iter()
+            .filter(|c| c.forms_unlocked.contains(&form))
+            .count()
+    };
+    let success = Success::new()
+        .field(
+            "player",
+            json!({"tag": facts.tag.to_string(), "name": profile.name}),
+        )
+        .field(
+            "summary",
+            json!({
+                "cards_owned": profile.cards.len(),
+                "cards_total": catalogue.as_ref().map(|c| c.catalogue.cards.len()),
+                "by_rarity": by_rarity,
+                "evolutions_unlocked": unlocked(Form::Evolution),
+                "heroes_unlocked": unlocked(Form::Hero),
+            }),
+        )
+        .field(
+            "cards",
+            Value::Array(
+                profile
+                    .cards
+                    .iter()
+                    .map(|c| collection_card(c, compact))
+                    .collect(),
+            ),
+        )
+        .field(
+            "tower_troops",
+            Value::Array(
+                profile
+                    .tower_troops
+                    .iter()
+                    .map(|c| collection_card(c, compact))
+                    .collect(),
+            ),
+        )
+        .field(
+            "observed_at",
+            json!(facts.row.as_ref().and_then(|r| r.observed_at).map(iso)),
+        )
+        .applied("verbosity", json!(verbosity));
+    Ok(with_meta(success, facts.meta(now, &[PollEndpoint::Player])))
+}
+
+// ---- players_search ----
+
+fn search() -> ToolSpec {
+    ToolSpec {
+        name: "players_search",
+        group: Group::Players,
+        title: "Find a player",
+        description: "Reference tool: finds players' tags by name among the players Elixir has recorded: names containing query (case-insensitive), ranked by why they match — your nickname for them, a player you track, a member of your clan, then anyone recorded — with their clan and when they were last seen.".into(),
+        scope: SCOPE_READ,
+        kinds: Kind::ALL.to_vec(),
+        flags: vec![],
+        params: vec![
+            Param::new("query", args::string("Part of the in-game name or of your nickname (2-40).", 2, 40)).required(),
+            Param::new("limit", args::integer("Matches at most (1-25).", 1, 25, 10)),
+        ],
+        compact_drops: None,
+        output: vec![
+            ("matches", list("[{tag, name, clan {tag, name}?, why nickname|tracked|clanmate|recorded, last_seen_at}], best first."), true),
+        ],
+        docs: "tools-players#players-search".into(),
+        too_large_hint: "players_search({\"limit\": 5}) returns fewer matches.".into(),
+        handler: handler(search_call),
+    }
+}
+
+/// Why a player matched, best first.
+const WHY: [&str; 4] = ["nickname", "tracked", "clanmate", "recorded"];
+
+fn principal(ctx: &ToolCtx) -> Principal {
+    match &ctx.caller.agent {
+        Some(agent) => Principal::Agent(agent.id),
+        None => Principal::Person,
+    }
+}
+
+/// The clans whose members count as the caller's clanmates: the door's clan on agent and
+/// integration doors, the primary player's current clans on the person door.
+async fn caller_clans(ctx: &ToolCtx) -> Result<Vec<String>, Fail> {
+    if let Some(agent) = &ctx.caller.agent {
+        return Ok(agent.clan_tag.iter().cloned().collect());
+    }
+    let Some(primary) = &ctx.caller.primary_player_tag else {
+        return Ok(Vec::new());
+    };
+    let store = &ctx.services.store;
+    let mut clans: Vec<String> = store
+        .clans_of(primary)
+        .await?
+        .into_iter()
+        .map(|m| m.clan_tag)
+        .collect();
+    if clans.is_empty()
+        && let Some(clan) = store.player(primary).await?.and_then(|p| p.clan_tag)
+    {
+        clans.push(clan);
+    }
+    Ok(clans)
+}
+
+async fn search_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
+    let query = args::text(&a, "query").unwrap_or_default();
+    let key = name_key(query);
+    if key.chars().count() < 2 {
+        return Err(bad_request(
+            format!("query {query:?} has fewer than 2 characters once trimmed."),
+            "players_search({\"query\": \"King\"})",
+        ));
+    }
+    let limit = args::int(&a, "limit", 10);
+    let store = &ctx.services.store;
+    let who = principal(&ctx);
+    let account = ctx.caller.account_id;
+    // tag → (rank, name known to the source)
+    let mut found: HashMap<String, (usize, Option<String>)> = HashMap::new();
+    let mut offer = |tag: String, rank: usize, name: Option<String>| {
+        let entry = found.entry(tag).or_insert((rank, name.clone()));
+        if rank < entry.0 {
+            *entry = (rank, name.or(entry.1.take()));
+        }
+    };
+    for (tag, nickname) in store.nicknames(account, who).await? {
+        if name_key(&nickname).contains(&key) {
+            offer(tag, 0, None);
+        }
+    }
+    for t in store.tracked_players(account, who).await? {
+        if t.name
+            .as_deref()
+            .is_some_and(|n| name_key(n).contains(&key))
+        {
+            offer(t.player_tag, 1, t.name);
+        }
+    }
+    for clan in caller_clans(&ctx).await? {
+        for m in store.memberships(&clan, i64::MAX).await? {
+            if m.left_observed_at.is_none() && name_key(&m.name).contains(&key) {
+                offer(m.player_tag, 2, Some(m.name));
+            }
+        }
+    }
+    for p in store.search_players(&key, limit).await? {
+        offer(p.tag, 3, Some(p.name));
+    }
+    let tags: Vec<String> = found.keys().cloned().collect();
+    let rows: HashMap<String, PlayerRow> = store
+        .players_by_tags(&tags)
+        .await?
+        .into_iter()
+        .map(|r| (r.tag.clone(), r))
+        .collect();
+    let mut matches: Vec<(usize, bool, Option<Millis>, String, Value)> = found
+        .into_iter()
+        .map(|(tag, (rank, source_name))| {
+            let row = rows.get(&tag);
+            let name = row.map(|r| r.name.clone()).or(source_name);
+            let exact = name.as_deref().is_some_and(|n| name_key(n) == key);
+            let last_seen = row.and_then(|r| r.last_battle_at.max(r.observed_at));
+            let clan = row.and_then(|r| {
+                r.clan_tag
+                    .as_ref()
+                    .map(|c| json!({"tag": c, "name": r.clan_name}))
+            });
+            let value = json!({
+                "tag": tag,
+                "name": name,
+                "clan": clan,
+                "why": WHY[rank],
+                "last_seen_at": last_seen.map(iso),
+            });
+            (rank, !exact, last_seen, tag, value)
+        })
+        .collect();
+    matches.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(a.1.cmp(&b.1))
+            .then(b.2.cmp(&a.2))
+            .then(a.3.cmp(&b.3))
+    });
+    let total = matches.len();
+    let shown: Vec<Value> = matches
+        .into_iter()
+        .take(usize::try_from(limit).unwrap_or(10))
+        .map(|m| m.4)
+        .collect();
+    let mut success = Success::new()
+        .field("matches", Value::Array(shown))
+        .applied("limit", json!(limit))
+        .applied("verbosity", json!(args::verbosity(&a)));
+    if total == 0 {
+        success = success.note(format!(
+            "No recorded player's name contains {query:?}; players_profile with a tag, or elixir_track_player, records someone new."
+        ));
+    }
+    Ok(success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn metrics_default_to_the_first_four_and_refuse_repeats() {
+        assert_eq!(
+            metrics(&obj(json!({}))).unwrap(),
+            vec!["trophies", "best_trophies", "pol_league", "pol_trophies"]
+        );
+        assert_eq!(
+            metrics(&obj(json!({"metrics": ["wins", "battles"]}))).unwrap(),
+            vec!["wins", "battles"]
+        );
+        assert!(metrics(&obj(json!({"metrics": ["wins", "wins"]}))).is_err());
+        assert!(metrics(&obj(json!({"metrics": ["elo"]}))).is_err());
+    }
+
+    #[test]
+    fn local_days_follow_the_zone_and_clip_to_the_window() {
+        // 2026-01-01T00:00Z .. 2026-01-03T12:00Z in Warsaw (UTC+1): days start 23:00Z
+        let from = 1_767_225_600_000;
+        let to = from + 60 * 3_600_000;
+        let zone = TimeZone::get("Europe/Warsaw").unwrap();
+        let days = local_days(from, to, &zone).unwrap();
+        let labels: Vec<&str> = days.iter().map(|d| d.label.as_str()).collect();
+        assert_eq!(labels, ["2026-01-01", "2026-01-02", "2026-01-03"]);
+        assert_eq!(days[0].from, from);
+        assert_eq!(days[0].to, from + 23 * 3_600_000);
+        assert_eq!(days[2].to, to);
+    }
+
+    #[test]
+    fn sightings_give_start_end_and_best() {
+        let points = vec![
+            Sighting {
+                at: 30,
+                value: 5100,
+            },
+            Sighting {
+                at: 10,
+                value: 5000,
+            },
+            Sighting {
+                at: 20,
+                value: 5200,
+            },
+        ];
+        let (start, end, best) = first_last(points).unwrap();
+        assert_eq!((start.value, end.value, best), (5000, 5100, 5200));
+        assert_eq!(first_last(Vec::new()), None);
+    }
+}
