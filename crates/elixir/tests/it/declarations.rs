@@ -74,6 +74,12 @@ async fn declarations_follow_the_conventions(url: &str) {
             Kind::Integration => &[
                 "elixir_my_identities",
                 "elixir_identify",
+                "battles_query",
+                "battles_cards",
+                "battles_decks",
+                "battles_levels",
+                "battles_opponents",
+                "battles_performance",
                 "cards_catalog",
                 "game_clock",
                 "elixir_changelog",
@@ -90,6 +96,12 @@ async fn declarations_follow_the_conventions(url: &str) {
                 "elixir_track_clan",
                 "elixir_track_player",
                 "elixir_identify",
+                "battles_query",
+                "battles_cards",
+                "battles_decks",
+                "battles_levels",
+                "battles_opponents",
+                "battles_performance",
                 "cards_catalog",
                 "game_clock",
                 "elixir_changelog",
@@ -105,6 +117,12 @@ async fn declarations_follow_the_conventions(url: &str) {
                 "elixir_settings",
                 "elixir_track_clan",
                 "elixir_track_player",
+                "battles_query",
+                "battles_cards",
+                "battles_decks",
+                "battles_levels",
+                "battles_opponents",
+                "battles_performance",
                 "cards_catalog",
                 "game_clock",
                 "elixir_changelog",
@@ -130,7 +148,7 @@ async fn declarations_follow_the_conventions(url: &str) {
                 }
                 seen
             });
-        let built: &[&str] = &["Account", "Cards", "War", "Help"];
+        let built: &[&str] = &["Account", "Battles", "Cards", "War", "Help"];
         assert_eq!(groups, built, "{kind}");
         let mut last: Option<(usize, String)> = None;
         for t in tools {

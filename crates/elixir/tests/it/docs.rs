@@ -53,6 +53,10 @@ async fn every_docs_pointer_resolves(url: &str) {
 
 async fn help_tools_and_their_output_schemas(url: &str) {
     let server = spawn(url).await;
+    // the Battles tools answer about a recorded player
+    let world = crate::battles_tools::world(2, 3);
+    crate::battles_tools::record(&server.store, &world, &[0]).await;
+    let recorded = crate::battles_tools::tag(&world, 0);
     for kind in Kind::ALL {
         let client = server.client(kind);
         let list = client.request("tools/list", json!({})).await.result()["tools"].clone();
@@ -66,6 +70,8 @@ async fn help_tools_and_their_output_schemas(url: &str) {
                 "elixir_track_player" => json!({"player_tag": "#20JJJ2CCRU"}),
                 "elixir_track_clan" => json!({"clan_tag": "#9YJUPU9LY", "action": "remove"}),
                 "elixir_identify" => continue,
+                "battles_query" => json!({"player_tag": recorded, "limit": 10}),
+                battles if battles.starts_with("battles_") => json!({"player_tag": recorded}),
                 _ => json!({}),
             };
             let body = success(&client.tool(name, args).await);
