@@ -77,7 +77,7 @@ pub fn spec() -> ToolSpec {
             ("next_offset", json!({"type": ["integer", "null"], "description": "offset of the next page; null at the end."}), true),
         ],
         docs: docs_pointer(NAME),
-        too_large_hint: "Report meta.request_id with elixir_feedback.".into(),
+        too_large_hint: "battles_decks({\"limit\": 10}) pages fewer rows; min_battles, a shorter window (days, from, to) or a mode narrows it.".into(),
         handler: handler(call),
     }
 }
@@ -187,9 +187,8 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
             )
         })
         .collect();
-    let mut out = scope
-        .envelope(&ctx, NAME)
-        .await?
+    let out = super::small_sample_note(scope.envelope(&ctx, NAME).await?, &decks);
+    let mut out = out
         .field("decks", Value::Array(decks))
         .field("total", json!(total))
         .field("next_offset", next_offset)

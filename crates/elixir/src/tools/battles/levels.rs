@@ -154,9 +154,8 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
         .zip(&bands)
         .map(|(gap, acc)| row(json!({"gap": gap}), acc))
         .collect();
-    let mut out = scope
-        .envelope(&ctx, NAME)
-        .await?
+    let out = super::small_sample_note(scope.envelope(&ctx, NAME).await?, &band_rows);
+    let mut out = out
         .field("overall", overall)
         .field("bands", Value::Array(band_rows))
         .note(KING_TOWER_NOTE);

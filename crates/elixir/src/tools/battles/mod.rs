@@ -405,6 +405,23 @@ impl Played {
     }
 }
 
+/// The note of an answer whose shown rows include a small sample (methodology: a flagged row
+/// is still reported with its counts, and a note says the sample is small).
+pub const SMALL_SAMPLE_NOTE: &str = "Rows with insufficient_sample true rest on fewer than 10 decided battles; read their win rates as rough.";
+
+/// Adds [`SMALL_SAMPLE_NOTE`] when one of `rows` (rendered STATS rows) is a small sample
+/// that has battles.
+pub fn small_sample_note(out: Success, rows: &[Value]) -> Success {
+    let small = rows.iter().any(|r| {
+        r["insufficient_sample"] == json!(true) && r["battles"].as_u64().is_some_and(|n| n > 0)
+    });
+    if small {
+        out.note(SMALL_SAMPLE_NOTE)
+    } else {
+        out
+    }
+}
+
 /// A STATS row's fields, to flatten into an aggregate row.
 pub fn stats_fields(stats: &Stats) -> Map<String, Value> {
     match serde_json::to_value(stats) {

@@ -81,7 +81,7 @@ pub fn spec() -> ToolSpec {
             ("next_offset", json!({"type": ["integer", "null"], "description": "offset of the next page; null at the end."}), true),
         ],
         docs: docs_pointer(NAME),
-        too_large_hint: "Report meta.request_id with elixir_feedback.".into(),
+        too_large_hint: "battles_opponents({\"limit\": 20}) pages fewer rows; min_battles, a shorter window (days, from, to) or a mode narrows it.".into(),
         handler: handler(call),
     }
 }
@@ -249,9 +249,8 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
         })
         .collect();
     let base = baseline.stats(RowKind::SinglePlayer);
-    Ok(scope
-        .envelope(&ctx, NAME)
-        .await?
+    let out = super::small_sample_note(scope.envelope(&ctx, NAME).await?, &out_rows);
+    Ok(out
         .field("rows", Value::Array(out_rows))
         .field(
             "baseline",

@@ -97,7 +97,7 @@ pub fn spec() -> ToolSpec {
             ),
         ],
         docs: docs_pointer(NAME),
-        too_large_hint: "Report meta.request_id with elixir_feedback.".into(),
+        too_large_hint: "battles_performance({\"group_by\": \"none\"}) drops groups; a shorter window (days, from, to), last_n_battles or a mode narrows it.".into(),
         handler: handler(call),
     }
 }
@@ -274,10 +274,13 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
         })
         .collect();
     let streaks = stats::streaks(battles.iter().map(Played::outcome));
-    let mut out = scope
-        .envelope(&ctx, NAME)
-        .await?
-        .field("overall", Value::Object(overall_json))
+    let overall_row = Value::Object(overall_json);
+    let noted = super::small_sample_note(
+        scope.envelope(&ctx, NAME).await?,
+        std::slice::from_ref(&overall_row),
+    );
+    let mut out = noted
+        .field("overall", overall_row)
         .field("by_mode", Value::Array(by_mode))
         .field("groups", Value::Array(groups))
         .field("streaks", json!(streaks))

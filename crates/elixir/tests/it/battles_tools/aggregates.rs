@@ -226,7 +226,23 @@ async fn performance_matches_the_world(url: &str) {
         last["overall"]["wins"],
         newest.iter().filter(|o| ***o == Outcome::Win).count()
     );
-    assert_eq!(last["notes"].as_array().unwrap().len(), 1);
+    assert!(
+        last["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("These are your last 10")),
+        "{last}"
+    );
+    let small = last["overall"]["insufficient_sample"] == true;
+    assert_eq!(
+        last["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("insufficient_sample")),
+        small
+    );
     for n in [1, 500] {
         success(
             &person

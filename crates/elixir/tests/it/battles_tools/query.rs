@@ -326,6 +326,31 @@ async fn filters_narrow_exactly(url: &str) {
             .len(),
         both
     );
+    // eight cards, the most with_cards takes: a whole deck
+    let deck: Vec<i64> = ours
+        .iter()
+        .rev()
+        .find(|b| b.team[0].cards.len() == 8)
+        .unwrap()
+        .team[0]
+        .cards
+        .iter()
+        .map(|c| c.id)
+        .collect();
+    let all8 = ours
+        .iter()
+        .filter(|b| {
+            deck.iter()
+                .all(|id| b.team[0].cards.iter().any(|c| c.id == *id))
+        })
+        .count();
+    assert!(all8 >= 1);
+    assert_eq!(
+        all_pages(&person, q(json!({"with_cards": deck})))
+            .await
+            .len(),
+        all8
+    );
     let against = ours
         .iter()
         .filter(|b| {
@@ -603,18 +628,42 @@ async fn cursors_are_signed_bound_and_expire(url: &str) {
             "{e}"
         );
     }
-    // an exactly full page has no cursor: limit = every battle
+    // an exactly full page has no cursor; one battle fewer leaves exactly one for page two
+    let day = 86_400_000;
+    let recent = battles_of(&w, 0)
+        .iter()
+        .filter(|b| b.battle_time.as_millisecond() >= T0 - day)
+        .count();
+    assert!((2..=50).contains(&recent), "{recent}");
     let exact = success(
         &person
             .tool(
                 "battles_query",
-                json!({"player_tag": me, "limit": total.min(50), "verbosity": "compact"}),
+                json!({"player_tag": me, "days": 1, "limit": recent, "verbosity": "compact"}),
             )
             .await,
     );
-    if total <= 50 {
-        assert_eq!(exact["next_cursor"], Value::Null);
-    }
+    assert_eq!(exact["battles"].as_array().unwrap().len(), recent);
+    assert_eq!(exact["next_cursor"], Value::Null);
+    let short = success(
+        &person
+            .tool(
+                "battles_query",
+                json!({"player_tag": me, "days": 1, "limit": recent - 1, "verbosity": "compact"}),
+            )
+            .await,
+    );
+    let rest = success(
+        &person
+            .tool("battles_query", json!({"player_tag": me, "days": 1, "limit": recent - 1, "verbosity": "compact", "cursor": short["next_cursor"]}))
+            .await,
+    );
+    assert_eq!(rest["battles"].as_array().unwrap().len(), 1);
+    assert_eq!(rest["next_cursor"], Value::Null);
+    assert_eq!(
+        rest["battles"][0]["battle_id"],
+        exact["battles"][recent - 1]["battle_id"]
+    );
     // the last page of a walk ends on null exactly when the battles run out
     let mut seen = 0;
     let mut next = None::<String>;
