@@ -287,6 +287,15 @@ pub async fn run(
             None
         }
     };
+    // Cursors are signed with a key derived from the OAuth secret the server runs with, so
+    // every instance sharing the secret accepts the others' cursors.
+    let config = ServeConfig {
+        settings: Settings {
+            cursor_key: crate::services::CursorKey::derive(&parts.secret),
+            ..config.settings.clone()
+        },
+        ..config
+    };
     let state = AppState::new(store, &config, clock, random)
         .await?
         .with_oauth(parts.clone());

@@ -350,6 +350,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     public_url: args.public_url.clone(),
                     hourly_rate: args.hourly_rate,
                     address_source: AddressSource::from_header(args.client_address_header.clone()),
+                    // replaced by the key derived from the OAuth secret when serving
+                    ..Settings::default()
                 },
                 oauth: oauth_settings(&args)?,
                 upstream: args.upstream.config(),

@@ -91,6 +91,8 @@ pub struct Settings {
     /// Where a request's client address (refusal counts, sign-in and registration limits)
     /// comes from: the TCP peer, or a header a trusted proxy sets.
     pub address_source: AddressSource,
+    /// The key that signs `battles_query` cursors, derived from the OAuth secret.
+    pub cursor_key: CursorKey,
 }
 
 impl Settings {
@@ -106,7 +108,53 @@ impl Default for Settings {
             public_url: "https://elixir.poapkings.com".into(),
             hourly_rate: 300,
             address_source: AddressSource::Peer,
+            cursor_key: CursorKey::derive(DEVELOPMENT_SECRET),
         }
+    }
+}
+
+/// What [`Settings::default`] derives its cursor key from: only tests and development use
+/// it, since `serve` derives the key from the server's OAuth secret.
+const DEVELOPMENT_SECRET: &[u8] = b"elixir-development-cursor-secret";
+
+/// The fixed label the cursor key is derived under, so the key differs from the secret and
+/// from any other key derived from it.
+const CURSOR_KEY_LABEL: &[u8] = b"elixir/battles_query/cursor/v1";
+
+/// The HMAC-SHA256 key of `battles_query` cursors: HMAC-SHA256 of a fixed label keyed by the
+/// server's OAuth secret, so every instance sharing the secret signs alike and the secret
+/// itself never signs anything. `Debug` never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct CursorKey([u8; 32]);
+
+impl CursorKey {
+    /// The key derived from `secret`.
+    pub fn derive(secret: &[u8]) -> CursorKey {
+        CursorKey(hmac_sha256(secret, &[CURSOR_KEY_LABEL]))
+    }
+
+    /// The MAC of `parts` (concatenated) under this key.
+    pub fn sign(&self, parts: &[&[u8]]) -> [u8; 32] {
+        hmac_sha256(&self.0, parts)
+    }
+}
+
+/// HMAC-SHA256 of `parts`, concatenated, under `key`.
+fn hmac_sha256(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
+    use hmac::{Hmac, Mac};
+    // HMAC accepts keys of any length; the error branch cannot happen.
+    let Ok(mut mac) = Hmac::<sha2::Sha256>::new_from_slice(key) else {
+        return [0; 32];
+    };
+    for part in parts {
+        mac.update(part);
+    }
+    mac.finalize().into_bytes().into()
+}
+
+impl std::fmt::Debug for CursorKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CursorKey(<redacted>)")
     }
 }
 

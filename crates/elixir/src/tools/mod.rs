@@ -1,8 +1,9 @@
 //! The registry: the tools of this build (only what answers), one file per group
-//! ([`account`], [`players`], [`cards`], [`war`], [`service`], [`help`]), declared with `crate::mcp::spec`; plus the names and
+//! ([`account`], [`players`], [`battles`], [`cards`], [`war`], [`service`], [`help`]), declared with `crate::mcp::spec`; plus the names and
 //! pointers the checks walk (the planned v1 surface, retired names, fixed docs pointers).
 
 pub mod account;
+pub mod battles;
 pub mod cards;
 pub mod help;
 pub mod identities;
@@ -27,6 +28,7 @@ pub fn registry() -> Vec<ToolSpec> {
     specs.extend(tracking::specs());
     specs.extend(identities::specs());
     specs.extend(players::specs());
+    specs.extend(battles::specs());
     specs.extend(cards::specs());
     specs.extend(war::specs());
     specs.extend(service::specs());

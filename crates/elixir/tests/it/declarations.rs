@@ -79,6 +79,12 @@ async fn declarations_follow_the_conventions(url: &str) {
                 "players_search",
                 "players_profile",
                 "players_summary",
+                "battles_query",
+                "battles_cards",
+                "battles_decks",
+                "battles_levels",
+                "battles_opponents",
+                "battles_performance",
                 "cards_catalog",
                 "game_clock",
                 "elixir_coverage",
@@ -102,6 +108,12 @@ async fn declarations_follow_the_conventions(url: &str) {
                 "players_search",
                 "players_profile",
                 "players_summary",
+                "battles_query",
+                "battles_cards",
+                "battles_decks",
+                "battles_levels",
+                "battles_opponents",
+                "battles_performance",
                 "cards_catalog",
                 "game_clock",
                 "elixir_coverage",
@@ -124,6 +136,12 @@ async fn declarations_follow_the_conventions(url: &str) {
                 "players_search",
                 "players_profile",
                 "players_summary",
+                "battles_query",
+                "battles_cards",
+                "battles_decks",
+                "battles_levels",
+                "battles_opponents",
+                "battles_performance",
                 "cards_catalog",
                 "game_clock",
                 "elixir_coverage",
@@ -151,7 +169,7 @@ async fn declarations_follow_the_conventions(url: &str) {
                 }
                 seen
             });
-        let built: &[&str] = &["Account", "Players", "Cards", "War", "Service", "Help"];
+        let built: &[&str] = &["Account", "Players", "Battles", "Cards", "War", "Service", "Help"];
         assert_eq!(groups, built, "{kind}");
         let mut last: Option<(usize, String)> = None;
         for t in tools {

@@ -56,6 +56,10 @@ async fn help_tools_and_their_output_schemas(url: &str) {
     // Player tools need a recorded subject (`{}` is no_subject on every door).
     let recorded = crate::players_tools::record_world(&server.store).await;
     let player = json!({"player_tag": recorded.tag});
+    // the Battles tools answer about a player recorded from a world of their own
+    let world = crate::battles_tools::world(2, 3);
+    crate::battles_tools::record(&server.store, &world, &[0]).await;
+    let fought = crate::battles_tools::tag(&world, 0);
     for kind in Kind::ALL {
         let client = server.client(kind);
         let list = client.request("tools/list", json!({})).await.result()["tools"].clone();
@@ -74,6 +78,8 @@ async fn help_tools_and_their_output_schemas(url: &str) {
                 "players_search" => {
                     json!({"query": recorded.name.chars().take(3).collect::<String>()})
                 }
+                "battles_query" => json!({"player_tag": fought, "limit": 10}),
+                battles if battles.starts_with("battles_") => json!({"player_tag": fought}),
                 _ => json!({}),
             };
             let body = success(&client.tool(name, args).await);

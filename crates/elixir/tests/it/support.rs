@@ -169,6 +169,7 @@ pub async fn spawn_with(url: &str, mut options: Options) -> Server {
             public_url: origin.clone(),
             hourly_rate: options.hourly_rate,
             address_source: options.address_source.clone(),
+            ..Settings::default()
         },
         ..ServeConfig::default()
     };

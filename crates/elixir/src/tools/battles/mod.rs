@@ -1,0 +1,526 @@
+//! The Battles group, player side (SURFACE §2.4): the registry of the group's tools and what
+//! they share — the arguments every one takes (PLAYER, WINDOW, SEASON, MODE), the call's
+//! subject and window resolved once ([`Scope`]), the subject's battles read from the record
+//! and turned so the subject's side is `team` ([`Played`]), `applied.window`, the subject
+//! `meta` keys and completeness notes, and the STATS row JSON. Each tool is its own file:
+//! [`query`] (battles_query, with [`cursor`] and [`render`]), [`performance`], [`decks`],
+//! [`cards`], [`opponents`] and [`levels`]. The meta tools (segment side) are not built yet.
+
+pub mod cards;
+pub mod cursor;
+pub mod decks;
+pub mod levels;
+pub mod opponents;
+pub mod performance;
+pub mod query;
+pub mod render;
+
+use std::collections::BTreeMap;
+
+use elixir_record::calendar::{self, DAY_MS};
+use elixir_record::cards::Catalogue;
+use elixir_record::stats::{Accumulator, RowKind, Stats};
+use elixir_record::window::{self, Window};
+use elixir_record::{Battle, ModeFilter, Side, Tag};
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use serde_json::{Map, Value, json};
+
+use crate::access::kinds::Kind;
+use crate::domain::{Millis, iso};
+use crate::mcp::args;
+use crate::mcp::blocks;
+use crate::mcp::envelope::Success;
+use crate::mcp::spec::{Fail, Param, ToolCtx, ToolSpec, bad_request};
+use crate::model::PollEndpoint;
+use crate::store::BattleQuery;
+use crate::tools::subject::{PlayerFacts, resolve_player};
+
+/// The Battles tools of this build, player side.
+pub fn specs() -> Vec<ToolSpec> {
+    vec![
+        query::spec(),
+        cards::spec(),
+        decks::spec(),
+        levels::spec(),
+        opponents::spec(),
+        performance::spec(),
+    ]
+}
+
+/// The `docs` pointer of a Battles tool: its generated section.
+pub fn docs_pointer(tool: &str) -> String {
+    format!("tools-battles#{}", tool.replace('_', "-"))
+}
+
+/// PLAYER, WINDOW, SEASON and MODE: the arguments every player-side Battles tool takes first.
+pub fn common_params() -> Vec<Param> {
+    [
+        blocks::player_params(),
+        blocks::window_params(),
+        blocks::season_params(),
+        blocks::mode_params(),
+    ]
+    .concat()
+}
+
+/// `offset` of the Co tools (SURFACE §2.1): 0–10000, default 0.
+pub fn offset_param() -> Param {
+    Param::new(
+        "offset",
+        args::integer(
+            "Rows to skip (0-10000); next_offset gives the next page.",
+            0,
+            MAX_OFFSET,
+            0,
+        ),
+    )
+}
+
+/// The largest `offset`.
+pub const MAX_OFFSET: i64 = 10_000;
+
+/// An integer argument checked against its bounds (the door checked the schema; this words
+/// the refusal should a value slip past it, never clamping).
+pub fn bounded(
+    a: &Map<String, Value>,
+    name: &str,
+    min: i64,
+    max: i64,
+    default: i64,
+) -> Result<i64, Fail> {
+    match a.get(name) {
+        None => Ok(default),
+        Some(v) => match v.as_i64() {
+            Some(n) if (min..=max).contains(&n) => Ok(n),
+            _ => Err(bad_request(
+                format!("{name} takes an integer from {min} to {max}, not {v}."),
+                format!("Send {name} between {min} and {max}, or leave it out for {default}."),
+            )),
+        },
+    }
+}
+
+/// A string argument that must be one of `allowed`; `default` when absent.
+pub fn one_of<'a>(
+    a: &'a Map<String, Value>,
+    name: &str,
+    allowed: &[&'static str],
+    default: &'static str,
+) -> Result<&'a str, Fail> {
+    match a.get(name) {
+        None => Ok(default),
+        Some(Value::String(s)) if allowed.contains(&s.as_str()) => Ok(s.as_str()),
+        Some(v) => Err(bad_request(
+            format!("{name} {v} is not one of {}.", allowed.join(", ")),
+            format!(
+                "Send {name} as one of {}, or leave it out for {default}.",
+                allowed.join(", ")
+            ),
+        )),
+    }
+}
+
+/// A call's subject and window, resolved once: arguments are read (and refused) before the
+/// subject is looked up, so a bad call is `bad_request` whoever it is about.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    /// The subject.
+    pub tag: Tag,
+    /// What the record knows of them.
+    pub facts: PlayerFacts,
+    /// The window, as resolved (`from` is `None` when unbounded).
+    pub window: Window,
+    /// The zone that resolved dates and labels.
+    pub zone: TimeZone,
+    /// MODE.
+    pub mode: ModeFilter,
+    /// `full` or `compact`.
+    pub verbosity: String,
+    /// The injected clock's reading for this call.
+    pub now: Millis,
+}
+
+/// What [`Scope::resolve`] reads before the subject: the arguments of the shared blocks.
+#[derive(Debug, Clone)]
+pub struct Args {
+    player: blocks::PlayerArg,
+    window: Window,
+    mode: ModeFilter,
+    verbosity: String,
+    now: Millis,
+}
+
+impl Args {
+    /// Reads PLAYER, WINDOW and SEASON (with `last_n_battles` where the tool has it), MODE
+    /// and `verbosity`; every refusal is the call's own (`bad_request`, `invalid_tag`).
+    pub fn read(ctx: &ToolCtx, a: &Map<String, Value>, tool: &str) -> Result<Args, Fail> {
+        let player = blocks::player(a, ctx.caller.kind)?;
+        let now = ctx.services.now();
+        let rules = window::default_for(tool)
+            .ok_or_else(|| Fail::Internal(format!("{tool} has no default window")))?;
+        let window = blocks::window(a, &rules, &ctx.caller.timezone, now)?;
+        let mode = blocks::mode(a)?;
+        let verbosity = one_of(a, "verbosity", &["full", "compact"], "full")?.to_owned();
+        Ok(Args {
+            player,
+            window,
+            mode,
+            verbosity,
+            now,
+        })
+    }
+
+    /// Whether the call asked for the compact size.
+    pub fn compact(&self) -> bool {
+        self.verbosity == "compact"
+    }
+}
+
+impl Scope {
+    /// Resolves the subject of `args` (SURFACE §1.4) and reads what the record knows of them;
+    /// a subject with nothing recorded is `not_recorded`.
+    pub async fn resolve(ctx: &ToolCtx, args: Args) -> Result<Scope, Fail> {
+        let tag = resolve_player(ctx, &args.player).await?;
+        let facts = PlayerFacts::read(ctx, &tag).await?;
+        if !facts.is_recorded() {
+            return Err(facts.not_recorded());
+        }
+        let zone = elixir_record::time::zone(&args.window.timezone).unwrap_or(TimeZone::UTC);
+        Ok(Scope {
+            tag,
+            facts,
+            window: args.window,
+            zone,
+            mode: args.mode,
+            verbosity: args.verbosity,
+            now: args.now,
+        })
+    }
+
+    /// Whether the call asked for the compact size.
+    pub fn compact(&self) -> bool {
+        self.verbosity == "compact"
+    }
+
+    /// The window's start as shown: the argument's, else the subject's `recorded_since`.
+    pub fn shown_from(&self) -> Millis {
+        match self.window.from {
+            Some(f) => f.as_millisecond(),
+            None => self.facts.recorded_since().unwrap_or(self.now),
+        }
+    }
+
+    /// The store query of this scope: the window's bounds and MODE's modes.
+    pub fn query(&self) -> BattleQuery {
+        let modes = match self.mode {
+            ModeFilter::All => None,
+            filter => Some(
+                elixir_record::Mode::ALL
+                    .into_iter()
+                    .filter(|m| filter.includes(*m))
+                    .map(|m| m.as_str().to_owned())
+                    .collect(),
+            ),
+        };
+        BattleQuery {
+            from: self.window.from.map(|f| f.as_millisecond()),
+            to: Some(self.window.to.as_millisecond()),
+            modes,
+            ..BattleQuery::default()
+        }
+    }
+
+    /// The subject's battles matching `query`, newest first, each turned to the subject.
+    pub async fn battles(&self, ctx: &ToolCtx, query: &BattleQuery) -> Result<Vec<Played>, Fail> {
+        let rows = ctx.services.store.battles(self.tag.as_str(), query).await?;
+        rows.iter()
+            .map(|row| {
+                let battle: Battle = serde_json::from_str(&row.body)
+                    .map_err(|e| Fail::Internal(format!("stored battle {}: {e}", row.battle_id)))?;
+                // the body is its first observer's view: the subject may be its opponent
+                Ok(Played::turned(battle, &self.tag))
+            })
+            .collect()
+    }
+
+    /// The scope's battles, newest first.
+    pub async fn all_battles(&self, ctx: &ToolCtx) -> Result<Vec<Played>, Fail> {
+        self.battles(ctx, &self.query()).await
+    }
+
+    /// `applied.window` (SURFACE §3.1).
+    pub fn applied_window(&self) -> Value {
+        let from = self.shown_from();
+        let to = self.window.to.as_millisecond();
+        let mut w = json!({
+            "from": iso(from),
+            "to": iso(to),
+            "source": self.window.source,
+            "timezone": self.window.timezone,
+            "crosses": crosses(from, to),
+            "season_age_days": calendar::season_at(self.window.to)
+                .map(|s| (to - s.starts_at.as_millisecond()).div_euclid(DAY_MS)),
+        });
+        if let Some(season) = &self.window.season {
+            w["season"] = json!({
+                "month": season.label(),
+                "war": season.id,
+                "starts_at": elixir_record::time::iso(season.starts_at),
+                "ends_at": elixir_record::time::iso(season.ends_at),
+            });
+        }
+        if let Some(since) = self.facts.recorded_since()
+            && self.window.from.is_some_and(|f| f.as_millisecond() < since)
+        {
+            w["partial"] = json!(true);
+            w["covers"] = json!({"from": iso(since.min(to)), "to": iso(to)});
+        }
+        w
+    }
+
+    /// The answer's envelope: `applied.window`, `mode` and `verbosity`, the subject `meta`
+    /// keys, the completeness note when the window starts before the record or meets a gap,
+    /// and the tool's `docs`.
+    pub async fn envelope(&self, ctx: &ToolCtx, tool: &str) -> Result<Success, Fail> {
+        let mut out = Success::new()
+            .applied("window", self.applied_window())
+            .applied("mode", json!(mode_name(self.mode)))
+            .applied("verbosity", json!(self.verbosity))
+            .docs(docs_pointer(tool));
+        for (k, v) in self.facts.meta(self.now, &[PollEndpoint::Battlelog]) {
+            out = out.meta(k, v);
+        }
+        if let Some(note) = self.completeness(ctx).await? {
+            out = out.meta("completeness_note", json!(note));
+        }
+        Ok(out)
+    }
+
+    async fn completeness(&self, ctx: &ToolCtx) -> Result<Option<String>, Fail> {
+        let from = self.shown_from();
+        let to = self.window.to.as_millisecond();
+        if let Some(since) = self.facts.recorded_since()
+            && self.window.from.is_some_and(|f| f.as_millisecond() < since)
+        {
+            return Ok(Some(format!(
+                "The record of {} starts at {}, after this window's start; earlier battles are not counted.",
+                self.tag,
+                iso(since)
+            )));
+        }
+        let gaps = ctx.services.store.gaps(self.tag.as_str(), from, to).await?;
+        Ok(gaps.first().map(|g| {
+            format!(
+                "The record of {} has a gap from {} to {} inside this window; battles played then are missing.",
+                self.tag,
+                iso(g.from_at),
+                iso(g.to_at)
+            )
+        }))
+    }
+}
+
+/// The season rolls inside `[from, to)` (`applied.window.crosses[]`).
+fn crosses(from: Millis, to: Millis) -> Value {
+    let (Ok(f), Ok(t)) = (
+        Timestamp::from_millisecond(from),
+        Timestamp::from_millisecond(to),
+    ) else {
+        return json!([]);
+    };
+    let w = Window {
+        from: Some(f),
+        to: t,
+        source: elixir_record::window::Source::Argument,
+        timezone: "UTC".into(),
+        season: None,
+    };
+    Value::Array(
+        w.season_rolls()
+            .into_iter()
+            .map(|r| {
+                json!({
+                    "kind": "season",
+                    "at": elixir_record::time::iso(r.at),
+                    "from_season": r.from_season,
+                    "to_season": r.to_season,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// MODE's wire name.
+pub fn mode_name(mode: ModeFilter) -> &'static str {
+    match mode {
+        ModeFilter::All => "all",
+        ModeFilter::Competitive => "competitive",
+        ModeFilter::RiverRace => "river_race",
+        ModeFilter::Only(m) => m.as_str(),
+        _ => "all",
+    }
+}
+
+/// One of the subject's battles, turned so the subject's side is `team` and the subject its
+/// first participant: the stored body is the first observer's view, which is the subject's
+/// opponent (or teammate) when someone else's log recorded it first.
+#[derive(Debug, Clone)]
+pub struct Played {
+    /// The battle, the subject on `team`.
+    pub battle: Battle,
+}
+
+impl Played {
+    /// `battle` as stored, turned so `tag` is on `team`, first among teammates.
+    pub fn turned(mut battle: Battle, tag: &Tag) -> Played {
+        if battle.side_of(tag) == Some(Side::Opponent) {
+            std::mem::swap(&mut battle.team, &mut battle.opponent);
+            for p in battle.team.iter_mut().chain(battle.opponent.iter_mut()) {
+                p.side = p.side.other();
+            }
+            if let Some(boat) = battle.boat.as_mut() {
+                boat.won = boat.won.map(|w| !w);
+                boat.side = boat.side.as_deref().map(|s| match s {
+                    "attacker" => "defender".to_owned(),
+                    "defender" => "attacker".to_owned(),
+                    other => other.to_owned(),
+                });
+            }
+        }
+        if let Some(i) = battle.team.iter().position(|p| p.tag.as_ref() == Some(tag)) {
+            battle.team.swap(0, i);
+        }
+        Played { battle }
+    }
+
+    /// The subject's outcome.
+    pub fn outcome(&self) -> Option<elixir_record::Outcome> {
+        self.battle.outcome(Side::Team)
+    }
+
+    /// When it was played, in milliseconds.
+    pub fn time(&self) -> Millis {
+        self.battle.battle_time.as_millisecond()
+    }
+}
+
+/// The note of an answer whose shown rows include a small sample (methodology: a flagged row
+/// is still reported with its counts, and a note says the sample is small).
+pub const SMALL_SAMPLE_NOTE: &str = "Rows with insufficient_sample true rest on fewer than 10 decided battles; read their win rates as rough.";
+
+/// Adds [`SMALL_SAMPLE_NOTE`] when one of `rows` (rendered STATS rows) is a small sample
+/// that has battles.
+pub fn small_sample_note(out: Success, rows: &[Value]) -> Success {
+    let small = rows.iter().any(|r| {
+        r["insufficient_sample"] == json!(true) && r["battles"].as_u64().is_some_and(|n| n > 0)
+    });
+    if small {
+        out.note(SMALL_SAMPLE_NOTE)
+    } else {
+        out
+    }
+}
+
+/// A STATS row's fields, to flatten into an aggregate row.
+pub fn stats_fields(stats: &Stats) -> Map<String, Value> {
+    match serde_json::to_value(stats) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    }
+}
+
+/// A row: `head`'s fields then the STATS of `acc` (single-player threshold).
+pub fn row(head: Value, acc: &Accumulator) -> Value {
+    let mut out = match head {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    out.extend(stats_fields(&acc.stats(RowKind::SinglePlayer)));
+    Value::Object(out)
+}
+
+/// The output-schema entry of a STATS row with `extra` properties.
+pub fn stats_row_schema(description: &str, extra: Value) -> Value {
+    let mut properties = stats_properties();
+    if let Value::Object(more) = extra {
+        properties.extend(more);
+    }
+    json!({
+        "type": "object",
+        "description": description,
+        "required": ["battles", "wins", "losses", "draws", "decided_battles", "win_rate", "players", "insufficient_sample"],
+        "properties": properties,
+    })
+}
+
+/// The STATS properties.
+pub fn stats_properties() -> Map<String, Value> {
+    let count = json!({"type": "integer", "minimum": 0});
+    let mut m = Map::new();
+    for k in [
+        "battles",
+        "wins",
+        "losses",
+        "draws",
+        "decided_battles",
+        "players",
+    ] {
+        m.insert(k.into(), count.clone());
+    }
+    m.insert("win_rate".into(), json!({"type": ["number", "null"]}));
+    m.insert("insufficient_sample".into(), json!({"type": "boolean"}));
+    m
+}
+
+/// A page of offset-paged rows: `(page, total, next_offset)`.
+pub fn page<T: Clone>(rows: &[T], offset: i64, limit: i64) -> (Vec<T>, usize, Value) {
+    let total = rows.len();
+    let start = usize::try_from(offset).unwrap_or(0).min(total);
+    let end = start
+        .saturating_add(usize::try_from(limit).unwrap_or(0))
+        .min(total);
+    let next = if end < total { json!(end) } else { Value::Null };
+    (rows[start..end].to_vec(), total, next)
+}
+
+/// The card catalogue, if it has been read; card arguments need it for names.
+pub async fn catalogue(ctx: &ToolCtx) -> Result<Option<Catalogue>, Fail> {
+    Ok(ctx
+        .services
+        .store
+        .cards_catalogue()
+        .await?
+        .map(|c| c.catalogue))
+}
+
+/// Rounds to `places` decimals.
+pub fn round_to(value: f64, places: i32) -> f64 {
+    let scale = 10f64.powi(places);
+    (value * scale).round() / scale
+}
+
+/// The mean of `values`, or `None` when there are none.
+pub fn mean(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    Some(values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// The subject's participant in a turned battle (the first on `team` with their tag).
+pub fn me<'a>(played: &'a Played, tag: &Tag) -> Option<&'a elixir_record::Participant> {
+    played
+        .battle
+        .participant(tag)
+        .filter(|p| p.side == Side::Team)
+}
+
+/// Counts rows by key in first-seen order.
+pub type Rows<K> = BTreeMap<K, Accumulator>;
+
+/// The subject kinds: all three doors carry every player-side Battles tool.
+pub fn kinds() -> Vec<Kind> {
+    Kind::ALL.to_vec()
+}
