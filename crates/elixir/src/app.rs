@@ -129,7 +129,23 @@ impl AppState {
         let content = Content::load(&tools::docs_sections(&specs)).map_err(StartError::Content)?;
         let pool = Arc::clone(&store);
         doors.metrics.sample_pool("elixir", move || pool.pool_use());
+        // The live lane reads with its own client; the budget it spends is the shared row.
+        let live = match &config.upstream {
+            Some(upstream) => crate::recorder::live::LiveLane::new(Arc::new(Poller {
+                upstream: Arc::new(Upstream::new(
+                    upstream,
+                    Arc::clone(&store),
+                    Arc::clone(&clock),
+                )?),
+                store: Arc::clone(&store),
+                clock: Arc::clone(&clock),
+                owner: "live".into(),
+                settings: config.poll,
+            })),
+            None => crate::recorder::live::LiveLane::unconfigured(),
+        };
         let services = Arc::new(Services {
+            live: Arc::new(live),
             audit: AuditWriter::spawn(Arc::clone(&store)),
             store,
             clock,

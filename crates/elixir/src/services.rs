@@ -166,6 +166,8 @@ pub struct Services {
     pub content: Arc<Content>,
     pub audit: AuditWriter,
     pub settings: Settings,
+    /// The live lane `live: true` reads through (unconfigured without an API token).
+    pub live: Arc<crate::recorder::live::LiveLane>,
 }
 
 impl std::fmt::Debug for Services {

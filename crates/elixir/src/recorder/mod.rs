@@ -7,6 +7,7 @@
 //! what a payload means is `elixir_record`'s.
 
 pub mod ingest;
+pub mod live;
 pub mod schedule;
 pub mod worker;
 

@@ -245,6 +245,32 @@ impl Poller {
         }
     }
 
+    /// Reads `tag`'s `endpoint` now in `lane` (the live lane's request) and stores it like a
+    /// scheduled read; the schedule keeps its own cadence. Returns when it was observed.
+    pub async fn read_now(
+        &self,
+        lane: Lane,
+        endpoint: PollEndpoint,
+        tag: &Tag,
+    ) -> Result<Millis, UpstreamError> {
+        let upstream_endpoint = match endpoint {
+            PollEndpoint::Battlelog => Endpoint::Battlelog(tag.clone()),
+            PollEndpoint::Player => Endpoint::Player(tag.clone()),
+            PollEndpoint::Clan => Endpoint::Clan(tag.clone()),
+        };
+        let fetched = self.upstream.fetch(lane, &upstream_endpoint).await?;
+        let stored = match endpoint {
+            PollEndpoint::Battlelog => self.store_log(tag, &fetched).await.map(|_| ()),
+            PollEndpoint::Player => self.store_profile(tag, &fetched).await,
+            PollEndpoint::Clan => self.store_clan(&fetched).await.map(|_| ()),
+        };
+        stored.map_err(|e| UpstreamError::Payload(e.to_string()))?;
+        self.store
+            .note_read(endpoint, tag.as_ref(), fetched.fetched_at)
+            .await?;
+        Ok(fetched.fetched_at)
+    }
+
     /// The next read of `poll`'s subject by the cadence of its endpoint.
     #[allow(clippy::too_many_arguments)]
     async fn next(

@@ -56,6 +56,14 @@ pub trait RecordStore: Send + Sync + 'static {
         owner: &str,
         done: &PollDone,
     ) -> Result<(), StoreError>;
+    /// A live read of a scheduled subject landed at `at`: its row's last read moves (the
+    /// schedule keeps its next read).
+    async fn note_read(
+        &self,
+        endpoint: PollEndpoint,
+        subject: &str,
+        at: Millis,
+    ) -> Result<(), StoreError>;
     /// Every schedule row of a subject.
     async fn polls_of(&self, subject: &str) -> Result<Vec<Poll>, StoreError>;
     /// Schedules endpoints of a subject for an immediate read unless already scheduled.
@@ -431,6 +439,23 @@ impl RecordStore for SqlStore {
         .bind(d.held_until)
         .bind(d.not_found)
         .bind(d.fastest_fill_ms)
+        .execute(&self.db)
+        .await?;
+        Ok(())
+    }
+
+    async fn note_read(
+        &self,
+        endpoint: PollEndpoint,
+        subject: &str,
+        at: Millis,
+    ) -> Result<(), StoreError> {
+        sql("UPDATE polls SET last_read_at = $3, last_status = 200 \
+             WHERE endpoint = $1 AND subject = $2 \
+             AND (last_read_at IS NULL OR last_read_at < $3)")
+        .bind(endpoint.as_str())
+        .bind(subject)
+        .bind(at)
         .execute(&self.db)
         .await?;
         Ok(())

@@ -197,3 +197,76 @@ impl PlayerFacts {
         keys
     }
 }
+
+/// The caller's daily live fetches, as the live lane spends them (§4.2: the payer's).
+struct CallerAllowance<'a> {
+    ctx: &'a ToolCtx,
+}
+
+#[async_trait::async_trait]
+impl crate::recorder::live::LiveAllowance for CallerAllowance<'_> {
+    async fn take(&self) -> Result<bool, crate::store::StoreError> {
+        let caller = &self.ctx.caller;
+        let now = self.ctx.services.now();
+        let limit = caller.tier.live_per_day().unwrap_or(i64::MAX);
+        let spent = self
+            .ctx
+            .services
+            .store
+            .spend(
+                &caller.live_subject(),
+                crate::model::Window::Day,
+                crate::access::limits::day_start(now),
+                limit,
+            )
+            .await?;
+        Ok(spent.is_some())
+    }
+
+    async fn give_back(&self) {
+        let now = self.ctx.services.now();
+        if let Err(e) = self
+            .ctx
+            .services
+            .store
+            .refund(
+                &self.ctx.caller.live_subject(),
+                crate::model::Window::Day,
+                crate::access::limits::day_start(now),
+            )
+            .await
+        {
+            tracing::warn!(error = %e, "live fetch refund failed");
+        }
+    }
+
+    fn resets_at(&self) -> Millis {
+        crate::access::limits::day_start(self.ctx.services.now()) + 86_400_000
+    }
+}
+
+/// `live: true` for one of the subject's endpoints: the lane's status after trying to make the
+/// record live; the caller re-reads the record after it.
+pub async fn go_live(
+    ctx: &ToolCtx,
+    tag: &Tag,
+    endpoint: PollEndpoint,
+    observed_at: Option<Millis>,
+) -> Result<crate::recorder::live::LiveStatus, Fail> {
+    Ok(ctx
+        .services
+        .live
+        .refresh(endpoint, tag, observed_at, &CallerAllowance { ctx })
+        .await?)
+}
+
+/// `live_pending`: a live read is under way and nothing is recorded yet.
+pub fn live_pending(tag: &Tag, retry_after_s: i64) -> Fail {
+    let mut error = ToolError::new(
+        ErrorCode::LivePending,
+        format!("The live read of {tag} is under way and nothing is recorded yet."),
+        "Repeat the same call after retry_after_s.",
+    );
+    error.retry_after_s = Some(u64::try_from(retry_after_s.max(1)).unwrap_or(1));
+    Fail::Tool(error)
+}

@@ -502,6 +502,16 @@ impl TrackingStore for CountingStore {
 
 #[async_trait]
 impl RecordStore for CountingStore {
+    async fn note_read(
+        &self,
+        endpoint: PollEndpoint,
+        subject: &str,
+        at: Millis,
+    ) -> Result<(), StoreError> {
+        self.note("note_read");
+        self.inner.note_read(endpoint, subject, at).await
+    }
+
     async fn due_polls(&self, now: Millis, limit: i64) -> Result<Vec<Poll>, StoreError> {
         self.note("due_polls");
         self.inner.due_polls(now, limit).await

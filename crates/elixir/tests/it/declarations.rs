@@ -169,7 +169,9 @@ async fn declarations_follow_the_conventions(url: &str) {
                 }
                 seen
             });
-        let built: &[&str] = &["Account", "Players", "Battles", "Cards", "War", "Service", "Help"];
+        let built: &[&str] = &[
+            "Account", "Players", "Battles", "Cards", "War", "Service", "Help",
+        ];
         assert_eq!(groups, built, "{kind}");
         let mut last: Option<(usize, String)> = None;
         for t in tools {
