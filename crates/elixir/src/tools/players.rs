@@ -1009,7 +1009,7 @@ async fn search_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
         .applied("verbosity", json!(args::verbosity(&a)));
     if total == 0 {
         success = success.note(format!(
-            "No recorded player's name contains {query:?}; players_profile with a tag, or elixir_track_player, records someone new."
+            "No recorded player's name contains {query:?}; elixir_track_player records a player by tag."
         ));
     }
     Ok(success)
