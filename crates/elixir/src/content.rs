@@ -159,9 +159,9 @@ pub const EXAMPLES: &[ExampleSource] = &[
     },
     ExampleSource {
         slug: "coverage",
-        title: "Check what is recorded (coming)",
+        title: "Check what is recorded",
         question: "How complete is Elixir's record of me and my clan?",
-        tools: &[],
+        tools: &["elixir_coverage", "elixir_data_insights", "elixir_docs"],
         markdown: include_str!("../content/examples/coverage.md"),
     },
 ];

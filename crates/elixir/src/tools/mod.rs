@@ -8,6 +8,8 @@ pub mod cards;
 pub mod help;
 pub mod identities;
 pub mod players;
+pub mod players_search;
+pub mod players_timeline;
 pub mod service;
 pub mod subject;
 pub mod tracking;

@@ -2,8 +2,9 @@
 //! `players_collection` and `players_search`, each about one player (you when no tag is given,
 //! resolved by `tools::subject`), answered from Elixir's record: the stored profile, the
 //! recorded battles (STATS by `elixir_record::stats`) and the profile snapshots. Coverage
-//! (measured spans, `complete`, `completeness_note`) is `tools::service`'s; the live lane is
-//! not part of this file.
+//! (measured spans, `complete`, `completeness_note`) is `tools::service`'s; the daily series
+//! is `players_timeline`'s and the name search `players_search`'s; the live lane is not part
+//! of this file.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -17,56 +18,49 @@ use jiff::tz::TimeZone;
 use serde_json::{Map, Value, json};
 
 use crate::access::kinds::Kind;
-use crate::domain::{Millis, iso, name_key};
+use crate::domain::{Millis, iso};
 use crate::mcp::args;
 use crate::mcp::blocks;
 use crate::mcp::envelope::Success;
 use crate::mcp::spec::{
-    Fail, Flag, Group, Outcome as ToolOutcome, Param, SCOPE_READ, ToolCtx, ToolSpec, bad_request,
-    handler,
+    Fail, Flag, Group, Outcome as ToolOutcome, SCOPE_READ, ToolCtx, ToolSpec, handler,
 };
-use crate::model::{PlayerRow, PlayerSnapshot, PollEndpoint, Principal, RecordedBattle};
+use crate::model::{PlayerRow, PollEndpoint, RecordedBattle};
 use crate::store::BattleQuery;
-use crate::tools::service::{self, Coverage};
+use crate::tools::service;
 use crate::tools::subject::{PlayerFacts, recording, resolve_player};
+use crate::tools::{players_search, players_timeline};
 
-/// The metrics players_timeline can chart, in SURFACE order (the first four are the default).
-pub const METRICS: [&str; 10] = [
-    "trophies",
-    "best_trophies",
-    "pol_league",
-    "pol_trophies",
-    "battles",
-    "wins",
-    "losses",
-    "king_tower_level",
-    "collection_level",
-    "donations",
-];
 /// War points per battle as the game awards them: a war battle won or lost, a duel round won
 /// or lost, a boat attack won or lost.
 pub const WAR_POINTS: [(u64, u64); 3] = [(200, 100), (250, 100), (125, 75)];
 
 /// The Player tools of this build.
 pub fn specs() -> Vec<ToolSpec> {
-    vec![profile(), summary(), timeline(), collection(), search()]
+    vec![
+        profile(),
+        summary(),
+        players_timeline::timeline(),
+        collection(),
+        players_search::search(),
+    ]
 }
 
-fn obj(description: &str) -> Value {
+pub(crate) fn obj(description: &str) -> Value {
     json!({"type": "object", "description": description})
 }
 
-fn list(description: &str) -> Value {
+pub(crate) fn list(description: &str) -> Value {
     json!({"type": "array", "description": description})
 }
 
-fn instant(description: &str) -> Value {
+pub(crate) fn instant(description: &str) -> Value {
     json!({"type": ["string", "null"], "description": description})
 }
 
 /// The subject of a Player-tool call and what the record holds of them; `not_recorded` when
 /// nothing is.
-async fn subject(ctx: &ToolCtx, a: &Map<String, Value>) -> Result<PlayerFacts, Fail> {
+pub(crate) async fn subject(ctx: &ToolCtx, a: &Map<String, Value>) -> Result<PlayerFacts, Fail> {
     let arg = blocks::player(a, ctx.caller.kind)?;
     let tag = resolve_player(ctx, &arg).await?;
     let facts = PlayerFacts::read(ctx, &tag).await?;
@@ -76,7 +70,7 @@ async fn subject(ctx: &ToolCtx, a: &Map<String, Value>) -> Result<PlayerFacts, F
     Ok(facts)
 }
 
-fn with_meta(mut success: Success, keys: Vec<(&'static str, Value)>) -> Success {
+pub(crate) fn with_meta(mut success: Success, keys: Vec<(&'static str, Value)>) -> Success {
     for (k, v) in keys {
         success = success.meta(k, v);
     }
@@ -93,7 +87,7 @@ fn stored_profile(row: Option<&PlayerRow>) -> Result<Option<PlayerProfile>, Fail
     }
 }
 
-fn card_json(card: &BattleCard) -> Value {
+pub(crate) fn card_json(card: &BattleCard) -> Value {
     json!({
         "id": card.id,
         "name": card.name,
@@ -324,11 +318,11 @@ fn first_last(mut points: Vec<Sighting>) -> Option<(Sighting, Sighting, i64)> {
     Some((*points.first()?, *points.last()?, best))
 }
 
-fn zone_of(w: &Window) -> TimeZone {
+pub(crate) fn zone_of(w: &Window) -> TimeZone {
     elixir_record::time::zone(&w.timezone).unwrap_or(TimeZone::UTC)
 }
 
-fn local_date(at: Millis, zone: &TimeZone) -> Option<jiff::civil::Date> {
+pub(crate) fn local_date(at: Millis, zone: &TimeZone) -> Option<jiff::civil::Date> {
     Timestamp::from_millisecond(at)
         .ok()
         .map(|t| t.to_zoned(zone.clone()).date())
@@ -519,229 +513,6 @@ fn mode_name(a: &Map<String, Value>) -> &str {
     args::text(a, "mode").unwrap_or("all")
 }
 
-// ---- players_timeline ----
-
-fn timeline() -> ToolSpec {
-    let mut params = blocks::player_params();
-    params.extend(blocks::window_params());
-    params.push(Param::new(
-        "metrics",
-        json!({
-            "type": "array",
-            "items": {"type": "string", "enum": METRICS},
-            "minItems": 1,
-            "maxItems": 10,
-            "description": "1-10 of trophies, best_trophies, pol_league, pol_trophies, battles, wins, losses, king_tower_level, collection_level, donations; default the first four.",
-        }),
-    ));
-    params.push(Param::new(
-        "limit",
-        args::integer("Days at most, newest kept (1-400).", 1, 400, 120),
-    ));
-    ToolSpec {
-        name: "players_timeline",
-        group: Group::Players,
-        title: "Daily progress",
-        description: "Player tool: a player's numbers day by day (you when no tag is given) over local days of the applied timezone (default the last 30): trophies, best trophies, Path of Legend league and trophies from the day's last profile read, and battles, wins and losses recorded that day. Unmeasured values are null, never zero; complete is false on a day the record does not wholly cover.".into(),
-        scope: SCOPE_READ,
-        kinds: Kind::ALL.to_vec(),
-        flags: vec![Flag::W],
-        params,
-        compact_drops: None,
-        output: vec![
-            ("series", list("[{day YYYY-MM-DD, values {metric: number|null}, complete}], oldest first."), true),
-        ],
-        docs: "tools-players#players-timeline".into(),
-        too_large_hint: "players_timeline({\"limit\": 30}) or fewer metrics narrow it.".into(),
-        handler: handler(timeline_call),
-    }
-}
-
-/// The metrics a call asked for: each named once, in the order sent; default the first four.
-fn metrics(a: &Map<String, Value>) -> Result<Vec<&'static str>, Fail> {
-    let Some(items) = a.get("metrics").and_then(Value::as_array) else {
-        return Ok(METRICS[..4].to_vec());
-    };
-    let mut out = Vec::new();
-    for item in items {
-        let text = item.as_str().unwrap_or_default();
-        let Some(metric) = METRICS.iter().find(|m| **m == text) else {
-            return Err(bad_request(
-                format!("metric {text:?} is not one of {}.", METRICS.join(", ")),
-                "players_timeline({\"metrics\": [\"trophies\", \"battles\"]})",
-            ));
-        };
-        if out.contains(metric) {
-            return Err(bad_request(
-                format!("metrics names {text} twice."),
-                "players_timeline({\"metrics\": [\"trophies\", \"battles\"]}) — each metric once.",
-            ));
-        }
-        out.push(*metric);
-    }
-    Ok(out)
-}
-
-fn snapshot_value(s: &PlayerSnapshot, metric: &str) -> Option<i64> {
-    match metric {
-        "trophies" => s.trophies,
-        "best_trophies" => s.best_trophies,
-        "pol_league" => s.pol_league,
-        "pol_trophies" => s.pol_trophies,
-        "king_tower_level" => s.king_tower_level,
-        "collection_level" => s.collection_level,
-        "donations" => s.donations,
-        _ => None,
-    }
-}
-
-/// One local day of the series: `[from, to)` clipped to the window.
-#[derive(Debug, Clone)]
-struct Day {
-    label: String,
-    from: Millis,
-    to: Millis,
-}
-
-/// The local days of `[from, to)` in `zone`, oldest first.
-fn local_days(from: Millis, to: Millis, zone: &TimeZone) -> Result<Vec<Day>, Fail> {
-    let bad = |e: jiff::Error| Fail::Internal(format!("day arithmetic: {e}"));
-    let mut days = Vec::new();
-    let Some(mut date) = local_date(from, zone) else {
-        return Ok(days);
-    };
-    loop {
-        let start = date
-            .to_zoned(zone.clone())
-            .map_err(bad)?
-            .timestamp()
-            .as_millisecond();
-        if start >= to {
-            break;
-        }
-        let next = date.tomorrow().map_err(bad)?;
-        let end = next
-            .to_zoned(zone.clone())
-            .map_err(bad)?
-            .timestamp()
-            .as_millisecond();
-        days.push(Day {
-            label: date.to_string(),
-            from: start.max(from),
-            to: end.min(to),
-        });
-        date = next;
-    }
-    Ok(days)
-}
-
-fn day_values(
-    day: &Day,
-    metrics: &[&str],
-    snapshots: &[PlayerSnapshot],
-    battles: &[RecordedBattle],
-    coverage: &Coverage,
-) -> Value {
-    let last_snapshot = snapshots
-        .iter()
-        .filter(|s| s.observed_at >= day.from && s.observed_at < day.to)
-        .max_by_key(|s| s.observed_at);
-    let of_day: Vec<&RecordedBattle> = battles
-        .iter()
-        .filter(|b| b.battle_time >= day.from && b.battle_time < day.to)
-        .collect();
-    // counts are known where the record looked, or where it holds a battle
-    let looked = coverage.meets_measured(day.from, day.to) || !of_day.is_empty();
-    let count = |outcome: Option<&str>| {
-        looked.then(|| {
-            of_day
-                .iter()
-                .filter(|b| outcome.is_none_or(|o| b.side.outcome.as_deref() == Some(o)))
-                .count()
-        })
-    };
-    let mut values = Map::new();
-    for metric in metrics {
-        let v = match *metric {
-            "battles" => json!(count(None)),
-            "wins" => json!(count(Some("win"))),
-            "losses" => json!(count(Some("loss"))),
-            other => json!(last_snapshot.and_then(|s| snapshot_value(s, other))),
-        };
-        values.insert((*metric).to_owned(), v);
-    }
-    Value::Object(values)
-}
-
-async fn timeline_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
-    let facts = subject(&ctx, &a).await?;
-    let metrics = metrics(&a)?;
-    let limit = usize::try_from(args::int(&a, "limit", 120)).unwrap_or(120);
-    let rules = window::default_for("players_timeline")
-        .ok_or_else(|| Fail::Internal("players_timeline has no window rules".into()))?;
-    let now = ctx.services.now();
-    let w = blocks::window(&a, &rules, &ctx.caller.timezone, now)?;
-    let (from, to) = service::bounds(&w);
-    let subject_tag = facts.tag.to_string();
-    let store = &ctx.services.store;
-    let snapshots = store.snapshots(&subject_tag, from, to).await?;
-    let battles = store
-        .battles(
-            &subject_tag,
-            &BattleQuery {
-                from: Some(from),
-                to: Some(to),
-                ..BattleQuery::default()
-            },
-        )
-        .await?;
-    let coverage = service::player_coverage(&ctx, &subject_tag, from, to).await?;
-    let days = local_days(from, to, &zone_of(&w))?;
-    let total = days.len();
-    let shown = &days[total.saturating_sub(limit)..];
-    let series: Vec<Value> = shown
-        .iter()
-        .map(|d| {
-            json!({
-                "day": d.label,
-                "values": day_values(d, &metrics, &snapshots, &battles, &coverage),
-                "complete": coverage.covers(d.from, d.to),
-            })
-        })
-        .collect();
-    let mut success = Success::new()
-        .field("series", Value::Array(series))
-        .applied(
-            "window",
-            service::applied_window(&w, facts.recorded_since()),
-        )
-        .applied("limit", json!(limit))
-        .applied("verbosity", json!(args::verbosity(&a)))
-        .meta("timezone_applied", json!(w.timezone));
-    success = with_meta(
-        success,
-        facts.meta(now, &[PollEndpoint::Battlelog, PollEndpoint::Player]),
-    );
-    if total > shown.len() {
-        success = success.note(format!(
-            "Only the newest {} of the window's {total} days are shown; raise limit or narrow the window.",
-            shown.len()
-        ));
-    }
-    if metrics
-        .iter()
-        .any(|m| !["battles", "wins", "losses"].contains(m))
-    {
-        success = success.note(
-            "Profile numbers are the day's last profile read; a day without a read shows null.",
-        );
-    }
-    if let Some(note) = service::completeness_note(&coverage) {
-        success = success.meta("completeness_note", json!(note));
-    }
-    Ok(success)
-}
-
 // ---- players_collection ----
 
 fn collection() -> ToolSpec {
@@ -859,197 +630,9 @@ async fn collection_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
     Ok(with_meta(success, facts.meta(now, &[PollEndpoint::Player])))
 }
 
-// ---- players_search ----
-
-fn search() -> ToolSpec {
-    ToolSpec {
-        name: "players_search",
-        group: Group::Players,
-        title: "Find a player",
-        description: "Reference tool: finds players' tags by name among the players Elixir has recorded: names containing query (case-insensitive), ranked by why they match — your nickname for them, a player you track, a member of your clan, then anyone recorded — with their clan and when they were last seen.".into(),
-        scope: SCOPE_READ,
-        kinds: Kind::ALL.to_vec(),
-        flags: vec![],
-        params: vec![
-            Param::new("query", args::string("Part of the in-game name or of your nickname (2-40).", 2, 40)).required(),
-            Param::new("limit", args::integer("Matches at most (1-25).", 1, 25, 10)),
-        ],
-        compact_drops: None,
-        output: vec![
-            ("matches", list("[{tag, name, clan {tag, name}?, why nickname|tracked|clanmate|recorded, last_seen_at}], best first."), true),
-        ],
-        docs: "tools-players#players-search".into(),
-        too_large_hint: "players_search({\"limit\": 5}) returns fewer matches.".into(),
-        handler: handler(search_call),
-    }
-}
-
-/// Why a player matched, best first.
-const WHY: [&str; 4] = ["nickname", "tracked", "clanmate", "recorded"];
-
-fn principal(ctx: &ToolCtx) -> Principal {
-    match &ctx.caller.agent {
-        Some(agent) => Principal::Agent(agent.id),
-        None => Principal::Person,
-    }
-}
-
-/// The clans whose members count as the caller's clanmates: the door's clan on agent and
-/// integration doors, the primary player's current clans on the person door.
-async fn caller_clans(ctx: &ToolCtx) -> Result<Vec<String>, Fail> {
-    if let Some(agent) = &ctx.caller.agent {
-        return Ok(agent.clan_tag.iter().cloned().collect());
-    }
-    let Some(primary) = &ctx.caller.primary_player_tag else {
-        return Ok(Vec::new());
-    };
-    let store = &ctx.services.store;
-    let mut clans: Vec<String> = store
-        .clans_of(primary)
-        .await?
-        .into_iter()
-        .map(|m| m.clan_tag)
-        .collect();
-    if clans.is_empty()
-        && let Some(clan) = store.player(primary).await?.and_then(|p| p.clan_tag)
-    {
-        clans.push(clan);
-    }
-    Ok(clans)
-}
-
-async fn search_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
-    let query = args::text(&a, "query").unwrap_or_default();
-    let key = name_key(query);
-    if key.chars().count() < 2 {
-        return Err(bad_request(
-            format!("query {query:?} has fewer than 2 characters once trimmed."),
-            "players_search({\"query\": \"King\"})",
-        ));
-    }
-    let limit = args::int(&a, "limit", 10);
-    let store = &ctx.services.store;
-    let who = principal(&ctx);
-    let account = ctx.caller.account_id;
-    // tag → (rank, name known to the source)
-    let mut found: HashMap<String, (usize, Option<String>)> = HashMap::new();
-    let mut offer = |tag: String, rank: usize, name: Option<String>| {
-        let entry = found.entry(tag).or_insert((rank, name.clone()));
-        if rank < entry.0 {
-            *entry = (rank, name.or(entry.1.take()));
-        }
-    };
-    for (tag, nickname) in store.nicknames(account, who).await? {
-        if name_key(&nickname).contains(&key) {
-            offer(tag, 0, None);
-        }
-    }
-    for t in store.tracked_players(account, who).await? {
-        if t.name
-            .as_deref()
-            .is_some_and(|n| name_key(n).contains(&key))
-        {
-            offer(t.player_tag, 1, t.name);
-        }
-    }
-    for clan in caller_clans(&ctx).await? {
-        for m in store.memberships(&clan, i64::MAX).await? {
-            if m.left_observed_at.is_none() && name_key(&m.name).contains(&key) {
-                offer(m.player_tag, 2, Some(m.name));
-            }
-        }
-    }
-    for p in store.search_players(&key, limit).await? {
-        offer(p.tag, 3, Some(p.name));
-    }
-    let tags: Vec<String> = found.keys().cloned().collect();
-    let rows: HashMap<String, PlayerRow> = store
-        .players_by_tags(&tags)
-        .await?
-        .into_iter()
-        .map(|r| (r.tag.clone(), r))
-        .collect();
-    let mut matches: Vec<(usize, bool, Option<Millis>, String, Value)> = found
-        .into_iter()
-        .map(|(tag, (rank, source_name))| {
-            let row = rows.get(&tag);
-            let name = row.map(|r| r.name.clone()).or(source_name);
-            let exact = name.as_deref().is_some_and(|n| name_key(n) == key);
-            let last_seen = row.and_then(|r| r.last_battle_at.max(r.observed_at));
-            let clan = row.and_then(|r| {
-                r.clan_tag
-                    .as_ref()
-                    .map(|c| json!({"tag": c, "name": r.clan_name}))
-            });
-            let value = json!({
-                "tag": tag,
-                "name": name,
-                "clan": clan,
-                "why": WHY[rank],
-                "last_seen_at": last_seen.map(iso),
-            });
-            (rank, !exact, last_seen, tag, value)
-        })
-        .collect();
-    matches.sort_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then(a.1.cmp(&b.1))
-            .then(b.2.cmp(&a.2))
-            .then(a.3.cmp(&b.3))
-    });
-    let total = matches.len();
-    let shown: Vec<Value> = matches
-        .into_iter()
-        .take(usize::try_from(limit).unwrap_or(10))
-        .map(|m| m.4)
-        .collect();
-    let mut success = Success::new()
-        .field("matches", Value::Array(shown))
-        .applied("limit", json!(limit))
-        .applied("verbosity", json!(args::verbosity(&a)));
-    if total == 0 {
-        success = success.note(format!(
-            "No recorded player's name contains {query:?}; players_profile with a tag, or elixir_track_player, records someone new."
-        ));
-    }
-    Ok(success)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn obj(v: Value) -> Map<String, Value> {
-        v.as_object().cloned().unwrap()
-    }
-
-    #[test]
-    fn metrics_default_to_the_first_four_and_refuse_repeats() {
-        assert_eq!(
-            metrics(&obj(json!({}))).unwrap(),
-            vec!["trophies", "best_trophies", "pol_league", "pol_trophies"]
-        );
-        assert_eq!(
-            metrics(&obj(json!({"metrics": ["wins", "battles"]}))).unwrap(),
-            vec!["wins", "battles"]
-        );
-        assert!(metrics(&obj(json!({"metrics": ["wins", "wins"]}))).is_err());
-        assert!(metrics(&obj(json!({"metrics": ["elo"]}))).is_err());
-    }
-
-    #[test]
-    fn local_days_follow_the_zone_and_clip_to_the_window() {
-        // 2026-01-01T00:00Z .. 2026-01-03T12:00Z in Warsaw (UTC+1): days start 23:00Z
-        let from = 1_767_225_600_000;
-        let to = from + 60 * 3_600_000;
-        let zone = TimeZone::get("Europe/Warsaw").unwrap();
-        let days = local_days(from, to, &zone).unwrap();
-        let labels: Vec<&str> = days.iter().map(|d| d.label.as_str()).collect();
-        assert_eq!(labels, ["2026-01-01", "2026-01-02", "2026-01-03"]);
-        assert_eq!(days[0].from, from);
-        assert_eq!(days[0].to, from + 23 * 3_600_000);
-        assert_eq!(days[2].to, to);
-    }
 
     #[test]
     fn sightings_give_start_end_and_best() {
