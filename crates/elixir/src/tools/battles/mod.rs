@@ -15,8 +15,6 @@ pub mod performance;
 pub mod query;
 pub mod render;
 
-use std::collections::BTreeMap;
-
 use elixir_record::calendar::{self, DAY_MS};
 use elixir_record::cards::Catalogue;
 use elixir_record::stats::{Accumulator, RowKind, Stats};
@@ -516,9 +514,6 @@ pub fn me<'a>(played: &'a Played, tag: &Tag) -> Option<&'a elixir_record::Partic
         .participant(tag)
         .filter(|p| p.side == Side::Team)
 }
-
-/// Counts rows by key in first-seen order.
-pub type Rows<K> = BTreeMap<K, Accumulator>;
 
 /// The subject kinds: all three doors carry every player-side Battles tool.
 pub fn kinds() -> Vec<Kind> {
