@@ -15,8 +15,6 @@ pub mod performance;
 pub mod query;
 pub mod render;
 
-use std::collections::BTreeMap;
-
 use elixir_record::calendar::{self, DAY_MS};
 use elixir_record::cards::Catalogue;
 use elixir_record::stats::{Accumulator, RowKind, Stats};
@@ -517,10 +515,74 @@ pub fn me<'a>(played: &'a Played, tag: &Tag) -> Option<&'a elixir_record::Partic
         .filter(|p| p.side == Side::Team)
 }
 
-/// Counts rows by key in first-seen order.
-pub type Rows<K> = BTreeMap<K, Accumulator>;
-
 /// The subject kinds: all three doors carry every player-side Battles tool.
 pub fn kinds() -> Vec<Kind> {
     Kind::ALL.to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use elixir_record::Mode;
+
+    fn log() -> Vec<Battle> {
+        Battle::from_battlelog(include_bytes!(
+            "../../../../elixir-record/tests/fixtures/battlelog.json"
+        ))
+        .unwrap()
+        .battles
+    }
+
+    /// Every participant of every fixture battle, turned to them: on `team`, first, with
+    /// their own outcome; a boat battle's report turns with it.
+    #[test]
+    fn a_battle_turns_to_any_of_its_players() {
+        for battle in log() {
+            let tags: Vec<Tag> = battle
+                .team
+                .iter()
+                .chain(&battle.opponent)
+                .filter_map(|p| p.tag.clone())
+                .collect();
+            for tag in tags {
+                let own = battle.outcome_of(&tag);
+                let was_opponent = battle.side_of(&tag) == Some(Side::Opponent);
+                let played = Played::turned(battle.clone(), &tag);
+                assert_eq!(played.battle.team[0].tag.as_ref(), Some(&tag));
+                assert!(played.battle.team.iter().all(|p| p.side == Side::Team));
+                assert!(
+                    played
+                        .battle
+                        .opponent
+                        .iter()
+                        .all(|p| p.side == Side::Opponent)
+                );
+                assert_eq!(played.outcome(), own, "{} {tag}", battle.battle_type);
+                if let (Some(before), Some(after)) = (&battle.boat, &played.battle.boat) {
+                    assert_eq!(after.won.is_some(), before.won.is_some());
+                    if was_opponent {
+                        assert_eq!(after.won, before.won.map(|w| !w));
+                        assert_ne!(after.side, before.side);
+                    } else {
+                        assert_eq!(after, before);
+                    }
+                }
+            }
+        }
+        assert!(log().iter().any(|b| b.mode == Mode::Boat));
+        assert!(log().iter().any(|b| b.mode == Mode::TwoVTwo));
+    }
+
+    #[test]
+    fn pages_and_means() {
+        let rows: Vec<i32> = (0..5).collect();
+        assert_eq!(page(&rows, 0, 2), (vec![0, 1], 5, json!(2)));
+        assert_eq!(page(&rows, 4, 2), (vec![4], 5, Value::Null));
+        assert_eq!(page(&rows, 3, 2), (vec![3, 4], 5, Value::Null));
+        assert_eq!(page(&rows, 10_000, 2), (vec![], 5, Value::Null));
+        assert_eq!(mean(&[]), None);
+        assert_eq!(mean(&[1.0, 2.0]), Some(1.5));
+        assert_eq!(round_to(2.345_6, 2), 2.35);
+        assert_eq!(docs_pointer("battles_query"), "tools-battles#battles-query");
+    }
 }

@@ -486,7 +486,31 @@ async fn bounds_refusals_sizes_and_the_cap(url: &str) {
         ]
     );
     assert!(b["team"][0]["card_keys"][0].as_str().unwrap().contains(':'));
+    // window bounds: 730 days and 104 weeks answer, one more is refused
+    for ok in [
+        json!({"days": 730}),
+        json!({"weeks": 104}),
+        json!({"days": 1}),
+        json!({"weeks": 1}),
+    ] {
+        let mut a = ok.clone();
+        a["player_tag"] = json!(me);
+        a["limit"] = json!(1);
+        let body = success(&call(a).await);
+        assert_eq!(body["applied"]["window"]["source"], "argument", "{ok}");
+    }
+    // on the person door, on_behalf_of is ignored with a note
+    let ignored = success(&call(json!({"player_tag": me, "limit": 1, "on_behalf_of": "u1"})).await);
+    assert!(
+        ignored["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("on_behalf_of was ignored")),
+        "{ignored}"
+    );
     for refused in [
+        json!({"player_tag": me, "from": "2025-12-10T00:00:00Z", "to": "2025-12-10T00:00:00Z"}),
         json!({"player_tag": me, "limit": 0}),
         json!({"player_tag": me, "limit": 51, "verbosity": "compact"}),
         json!({"player_tag": me, "days": 0}),
