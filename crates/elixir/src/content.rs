@@ -89,9 +89,9 @@ pub struct ExampleSource {
 pub const EXAMPLES: &[ExampleSource] = &[
     ExampleSource {
         slug: "play",
-        title: "Understand your own play (coming)",
+        title: "Understand your own play",
         question: "How has my play gone this month, and which deck carries me?",
-        tools: &[],
+        tools: &["players_timeline", "battles_decks", "battles_performance"],
         markdown: include_str!("../content/examples/play.md"),
     },
     ExampleSource {
@@ -103,9 +103,9 @@ pub const EXAMPLES: &[ExampleSource] = &[
     },
     ExampleSource {
         slug: "ladder",
-        title: "Push with evidence (coming)",
+        title: "Push with evidence",
         question: "Am I in form to push Path of Legend tonight?",
-        tools: &[],
+        tools: &["players_profile", "players_timeline", "battles_performance"],
         markdown: include_str!("../content/examples/ladder.md"),
     },
     ExampleSource {

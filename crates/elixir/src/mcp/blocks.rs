@@ -119,6 +119,21 @@ pub fn player(a: &Map<String, Value>, kind: Kind) -> Result<PlayerArg, Fail> {
     })
 }
 
+// ---- LIVE ----
+
+/// `live` (L tools): read the API now when the record is older than the upstream cache.
+pub fn live_param() -> Param {
+    Param::new(
+        "live",
+        json!({"type": "boolean", "default": false, "description": "Read the API now if the record is older than its cache (spends a daily live fetch only when a request is sent)."}),
+    )
+}
+
+/// Whether the call asked for a live read.
+pub fn live(a: &Map<String, Value>) -> bool {
+    a.get("live").and_then(Value::as_bool).unwrap_or(false)
+}
+
 // ---- CLAN ----
 
 /// CLAN's argument: `clan_tag`.

@@ -26,9 +26,10 @@ use crate::mcp::spec::{
     Fail, Flag, Group, Outcome as ToolOutcome, SCOPE_READ, ToolCtx, ToolSpec, handler,
 };
 use crate::model::{PlayerRow, PollEndpoint, RecordedBattle};
+use crate::recorder::live::LiveStatus;
 use crate::store::BattleQuery;
 use crate::tools::service;
-use crate::tools::subject::{PlayerFacts, recording, resolve_player};
+use crate::tools::subject::{PlayerFacts, go_live, live_pending, recording, resolve_player};
 use crate::tools::{players_search, players_timeline};
 
 /// War points per battle as the game awards them: a war battle won or lost, a duel round won
@@ -113,13 +114,18 @@ fn profile() -> ToolSpec {
         name: "players_profile",
         group: Group::Players,
         title: "Player profile",
-        description: "Player tool: a player's current profile as Elixir last read it (you when no tag is given): name, king tower level, trophies and best, arena, clan and role, Path of Legend (current, last, best), counters (wins, losses, battles, three-crown wins, war day wins, donations, collection level, star points, streak), current deck and favourite card, with the recording state and when it was observed.".into(),
+        description: "Player tool: a player's current profile as Elixir last read it (you when no tag is given): name, king tower level, trophies and best, arena, clan and role, Path of Legend (current, last, best), counters (wins, losses, battles, three-crown wins, war day wins, donations, collection level, star points, streak), current deck and favourite card, with the recording state and when it was observed. live:true reads the API first when the record is older than its cache.".into(),
         scope: SCOPE_READ,
         kinds: Kind::ALL.to_vec(),
-        flags: vec![],
-        params: blocks::player_params(),
+        flags: vec![Flag::L, Flag::O],
+        params: {
+            let mut params = blocks::player_params();
+            params.push(blocks::live_param());
+            params
+        },
         compact_drops: None,
         output: vec![
+            ("live_status", obj("With live: {state fresh, observed_at}, {state pending, retry_after_s, observed_at} or {state unavailable, reason, resets_at?}."), false),
             ("player", obj("{tag, name, king_tower_level, trophies, best_trophies, arena, clan {tag, name, role}?, path_of_legend {current, last, best}?, wins, losses, battle_count, three_crown_wins, war_day_wins, donations {given, received, total}, collection_level, star_points, current_streak, current_deck {deck_hash, cards[], tower_troop, snapshot}?, favourite_card?}; null fields before the first profile read."), true),
             ("recording", obj("{state active|paused|held, since, last_battle_at}."), true),
             ("observed_at", instant("When the profile was read; null before the first read."), true),
@@ -144,8 +150,33 @@ fn recording_state(facts: &PlayerFacts, now: Millis) -> Value {
     }
 }
 
+/// The subject of an L tool: with `live`, the record is made live first (§4.4) and read after;
+/// no record at all is `live_pending` while the read is under way.
+pub(crate) async fn live_subject(
+    ctx: &ToolCtx,
+    a: &Map<String, Value>,
+    endpoint: PollEndpoint,
+) -> Result<(PlayerFacts, Option<LiveStatus>), Fail> {
+    if !blocks::live(a) {
+        return subject(ctx, a).await.map(|f| (f, None));
+    }
+    let arg = blocks::player(a, ctx.caller.kind)?;
+    let tag = resolve_player(ctx, &arg).await?;
+    let before = PlayerFacts::read(ctx, &tag).await?;
+    let observed = before.observed(ctx, endpoint).await?;
+    let status = go_live(ctx, &tag, endpoint, observed).await?;
+    let facts = PlayerFacts::read(ctx, &tag).await?;
+    if !facts.is_recorded() {
+        return Err(match &status {
+            LiveStatus::Pending { retry_after_s, .. } => live_pending(&tag, *retry_after_s),
+            _ => facts.not_recorded(),
+        });
+    }
+    Ok((facts, Some(status)))
+}
+
 async fn profile_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
-    let facts = subject(&ctx, &a).await?;
+    let (facts, live) = live_subject(&ctx, &a, PollEndpoint::Player).await?;
     let now = ctx.services.now();
     let row = facts.row.as_ref();
     let profile = stored_profile(row)?;
@@ -214,6 +245,9 @@ async fn profile_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
         success = success.note(format!(
             "{tag}'s profile has not been read yet; only what battle logs showed is filled in."
         ));
+    }
+    if let Some(status) = live {
+        success = success.field("live_status", status.to_json());
     }
     Ok(with_meta(success, facts.meta(now, &[PollEndpoint::Player])))
 }

@@ -245,6 +245,29 @@ impl crate::recorder::live::LiveAllowance for CallerAllowance<'_> {
     }
 }
 
+impl PlayerFacts {
+    /// When the record of `endpoint` was last read for this player, scheduled or not: the
+    /// profile's observation, or the newest battle-log read.
+    pub async fn observed(
+        &self,
+        ctx: &ToolCtx,
+        endpoint: PollEndpoint,
+    ) -> Result<Option<Millis>, Fail> {
+        let scheduled = self.last_read(endpoint);
+        let recorded = match endpoint {
+            PollEndpoint::Player => self.row.as_ref().and_then(|r| r.observed_at),
+            PollEndpoint::Battlelog => ctx
+                .services
+                .store
+                .log_read_before(self.tag.as_ref(), ctx.services.now() + 1)
+                .await?
+                .map(|r| r.read_at),
+            PollEndpoint::Clan => None,
+        };
+        Ok(scheduled.max(recorded))
+    }
+}
+
 /// `live: true` for one of the subject's endpoints: the lane's status after trying to make the
 /// record live; the caller re-reads the record after it.
 pub async fn go_live(

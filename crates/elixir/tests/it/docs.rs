@@ -295,7 +295,7 @@ async fn resources_templates_and_prompts(url: &str) {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["discord", "coverage"]);
+    assert_eq!(names, ["play", "ladder", "discord", "coverage"]);
     for name in &names {
         let got = client
             .request("prompts/get", json!({"name": name}))
@@ -324,7 +324,7 @@ async fn resources_templates_and_prompts(url: &str) {
     assert_eq!(coming.body["error"]["code"], -32602);
     assert_eq!(
         coming.body["error"]["data"]["candidates"],
-        json!(["discord", "coverage"])
+        json!(["play", "ladder", "discord", "coverage"])
     );
     let unknown = client.request("prompts/get", json!({"name": "nope"})).await;
     assert_eq!(unknown.body["error"]["code"], -32602);

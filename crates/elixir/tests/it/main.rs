@@ -25,6 +25,7 @@ mod feedback;
 mod initialize;
 mod lifecycle;
 mod limits;
+mod live;
 mod metrics;
 mod node_oauth;
 mod oauth;

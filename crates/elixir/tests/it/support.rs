@@ -117,6 +117,10 @@ pub struct Options {
     pub browser_origin: bool,
     /// Wraps the migrated store before the server is built on it (the statement counts).
     pub wrap_store: Option<Box<dyn FnOnce(SharedStore) -> SharedStore + Send>>,
+    /// The Clash Royale API (a fake's), for the live lane.
+    pub upstream: Option<elixir::upstream::UpstreamConfig>,
+    /// The server's clock, when the test made it first (to share it with a fake API).
+    pub clock: Option<FakeClock>,
 }
 
 impl Default for Options {
@@ -131,6 +135,8 @@ impl Default for Options {
             address_source: elixir::AddressSource::Peer,
             browser_origin: false,
             wrap_store: None,
+            upstream: None,
+            clock: None,
         }
     }
 }
@@ -171,6 +177,7 @@ pub async fn spawn_with(url: &str, mut options: Options) -> Server {
             address_source: options.address_source.clone(),
             ..Settings::default()
         },
+        upstream: options.upstream.take(),
         ..ServeConfig::default()
     };
     let store = store::connect(url, &config.server.db)
@@ -181,7 +188,7 @@ pub async fn spawn_with(url: &str, mut options: Options) -> Server {
         Some(wrap) => wrap(store),
         None => store,
     };
-    let clock = FakeClock::new(T0);
+    let clock = options.clock.take().unwrap_or_else(|| FakeClock::new(T0));
     let random = Arc::new(CountingRandom::new(options.seed));
     let mut specs = tools::registry();
     specs.extend(options.extra);

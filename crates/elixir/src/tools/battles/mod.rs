@@ -31,8 +31,9 @@ use crate::mcp::blocks;
 use crate::mcp::envelope::Success;
 use crate::mcp::spec::{Fail, Param, ToolCtx, ToolSpec, bad_request};
 use crate::model::PollEndpoint;
+use crate::recorder::live::LiveStatus;
 use crate::store::BattleQuery;
-use crate::tools::subject::{PlayerFacts, resolve_player};
+use crate::tools::subject::{PlayerFacts, go_live, live_pending, resolve_player};
 
 /// The Battles tools of this build, player side.
 pub fn specs() -> Vec<ToolSpec> {
@@ -179,21 +180,47 @@ impl Scope {
     /// Resolves the subject of `args` (SURFACE §1.4) and reads what the record knows of them;
     /// a subject with nothing recorded is `not_recorded`.
     pub async fn resolve(ctx: &ToolCtx, args: Args) -> Result<Scope, Fail> {
+        Ok(Self::resolve_live(ctx, args, false).await?.0)
+    }
+
+    /// [`Scope::resolve`], first making the battle log live when `live` (§4.4): the lane's
+    /// status rides along, and no record at all is `live_pending` while the read is under way.
+    pub async fn resolve_live(
+        ctx: &ToolCtx,
+        args: Args,
+        live: bool,
+    ) -> Result<(Scope, Option<LiveStatus>), Fail> {
         let tag = resolve_player(ctx, &args.player).await?;
-        let facts = PlayerFacts::read(ctx, &tag).await?;
+        let mut facts = PlayerFacts::read(ctx, &tag).await?;
+        let mut status = None;
+        if live {
+            let endpoint = PollEndpoint::Battlelog;
+            let observed = facts.observed(ctx, endpoint).await?;
+            let lane = go_live(ctx, &tag, endpoint, observed).await?;
+            facts = PlayerFacts::read(ctx, &tag).await?;
+            if !facts.is_recorded()
+                && let LiveStatus::Pending { retry_after_s, .. } = &lane
+            {
+                return Err(live_pending(&tag, *retry_after_s));
+            }
+            status = Some(lane);
+        }
         if !facts.is_recorded() {
             return Err(facts.not_recorded());
         }
         let zone = elixir_record::time::zone(&args.window.timezone).unwrap_or(TimeZone::UTC);
-        Ok(Scope {
-            tag,
-            facts,
-            window: args.window,
-            zone,
-            mode: args.mode,
-            verbosity: args.verbosity,
-            now: args.now,
-        })
+        Ok((
+            Scope {
+                tag,
+                facts,
+                window: args.window,
+                zone,
+                mode: args.mode,
+                verbosity: args.verbosity,
+                now: args.now,
+            },
+            status,
+        ))
     }
 
     /// Whether the call asked for the compact size.

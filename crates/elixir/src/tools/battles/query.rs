@@ -43,6 +43,7 @@ fn card_items() -> Value {
 /// The `battles_query` declaration.
 pub fn spec() -> ToolSpec {
     let mut params = common_params();
+    params.push(blocks::live_param());
     params.extend([
         Param::new(
             "game_mode_id",
@@ -89,10 +90,10 @@ pub fn spec() -> ToolSpec {
         name: NAME,
         group: Group::Battles,
         title: "Battle log",
-        description: "Player tool: your recorded battles, newest first, filtered by window, season, mode, game mode, opponent, outcome, cards you or they played, deck_hash or battle_id. Each battle shows your side as team and your outcome; compact keeps ids, crowns, trophies and card keys. Pages by next_cursor (signed, 24 hours, same filters); limit above 25 needs compact.".into(),
+        description: "Player tool: your recorded battles, newest first, filtered by window, season, mode, game mode, opponent, outcome, cards you or they played, deck_hash or battle_id. Each battle shows your side as team and your outcome; compact keeps ids, crowns, trophies and card keys. Pages by next_cursor (signed, 24 hours, same filters); limit above 25 needs compact; live:true reads the log first.".into(),
         scope: SCOPE_READ,
         kinds: kinds(),
-        flags: vec![Flag::W, Flag::S, Flag::V, Flag::Cc],
+        flags: vec![Flag::W, Flag::S, Flag::V, Flag::Cc, Flag::L, Flag::O],
         params,
         compact_drops: Some("each battle to its id, time, mode and outcome, and each participant to tag, name, crowns, trophy_change, deck_hash, card_keys and tower_troop_id"),
         output: vec![
@@ -127,6 +128,11 @@ pub fn spec() -> ToolSpec {
             (
                 "total",
                 json!({"type": "integer", "minimum": 0, "description": "Every matching battle (with include_total only)."}),
+                false,
+            ),
+            (
+                "live_status",
+                json!({"type": "object", "description": "With live: {state fresh, observed_at}, {state pending, retry_after_s, observed_at} or {state unavailable, reason, resets_at?}."}),
                 false,
             ),
         ],
@@ -345,7 +351,7 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
             ),
         )));
     }
-    let scope = Scope::resolve(&ctx, shared).await?;
+    let (scope, live) = Scope::resolve_live(&ctx, shared, blocks::live(&a)).await?;
     let key = &ctx.services.settings.cursor_key;
     let fingerprint = cursor::fingerprint(NAME, &filters.canonical(&scope, &a));
     let after = match args::text(&a, "cursor") {
@@ -425,6 +431,9 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
         .meta("timezone_applied", json!(scope.window.timezone));
     if let Some(total) = total {
         out = out.field("total", json!(total));
+    }
+    if let Some(status) = live {
+        out = out.field("live_status", status.to_json());
     }
     Ok(out)
 }

@@ -528,7 +528,7 @@ async fn bounds_refusals_sizes_and_the_cap(url: &str) {
         json!({"player_tag": me, "with_cards": []}),
         json!({"player_tag": me, "with_cards": [1, 2, 3, 4, 5, 6, 7, 8, 9]}),
         json!({"player_tag": me, "include_total": "yes"}),
-        json!({"player_tag": me, "live": true}),
+        json!({"player_tag": me, "live": "yes"}),
         json!({"player_tag": me, "colour": "red"}),
         json!({"player_tag": ""}),
         json!({"player_tag": me, "opponent_tag": ""}),
