@@ -4,6 +4,7 @@
 
 use std::net::IpAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use mcp_door::Clock;
 use mcp_oauth::AddressSource;
@@ -91,7 +92,13 @@ pub struct Settings {
     /// Where a request's client address (refusal counts, sign-in and registration limits)
     /// comes from: the TCP peer, or a header a trusted proxy sets.
     pub address_source: AddressSource,
+    /// The one budget of a heavy (H) tool's whole aggregation (SURFACE §4.5): past it the
+    /// database cancels the read and the call answers `query_timeout`, refunded.
+    pub heavy_query_budget: Duration,
 }
+
+/// The heavy-query budget of SURFACE §4.5.
+pub const HEAVY_QUERY_BUDGET: Duration = Duration::from_secs(18);
 
 impl Settings {
     /// The client address of a request, per [`Settings::address_source`].
@@ -106,6 +113,7 @@ impl Default for Settings {
             public_url: "https://elixir.poapkings.com".into(),
             hourly_rate: 300,
             address_source: AddressSource::Peer,
+            heavy_query_budget: HEAVY_QUERY_BUDGET,
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The storage boundary: the area traits a caller names ([`AccountStore`], [`MeteringStore`],
-//! [`LedgerStore`], [`PollStore`], [`TrackingStore`], [`RecordStore`], plus the store's own [`Lifecycle`]), [`Store`] their union
+//! [`LedgerStore`], [`PollStore`], [`TrackingStore`], [`RecordStore`], [`MetaReads`], plus the store's own [`Lifecycle`]), [`Store`] their union
 //! for the [`SharedStore`] every part of the server holds, and one implementation,
 //! [`SqlStore`], over SQLite (the embedded default) and PostgreSQL with each statement
 //! written once. The entities are `crate::model`'s; database errors are classified by
@@ -9,6 +9,7 @@
 
 mod accounts;
 mod ledger;
+mod meta_reads;
 mod metering;
 mod polls;
 mod record;
@@ -20,6 +21,9 @@ use std::sync::Arc;
 
 pub use accounts::AccountStore;
 pub use ledger::LedgerStore;
+pub use meta_reads::{
+    DeckDetail, DeckGames, MetaQuery, MetaReads, MetaRows, Population, SegmentFilter,
+};
 pub use metering::MeteringStore;
 pub use polls::PollStore;
 pub use record::{BattleQuery, RecordStore};
@@ -29,7 +33,14 @@ pub use tracking::{Bound, Identity, TrackingStore};
 /// Every area at once: what the server shares. Implemented for anything that implements
 /// them all, so a caller that needs one area can name just that trait.
 pub trait Store:
-    Lifecycle + AccountStore + MeteringStore + LedgerStore + PollStore + TrackingStore + RecordStore
+    Lifecycle
+    + AccountStore
+    + MeteringStore
+    + LedgerStore
+    + PollStore
+    + TrackingStore
+    + RecordStore
+    + MetaReads
 {
 }
 
@@ -41,6 +52,7 @@ impl<T> Store for T where
         + PollStore
         + TrackingStore
         + RecordStore
+        + MetaReads
 {
 }
 

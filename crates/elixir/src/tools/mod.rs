@@ -1,11 +1,12 @@
 //! The registry: the tools of this build (only what answers), one file per group
-//! ([`account`], [`cards`], [`war`], [`help`]), declared with `crate::mcp::spec`; plus the names and
+//! ([`account`], [`meta`], [`cards`], [`war`], [`help`]), declared with `crate::mcp::spec`; plus the names and
 //! pointers the checks walk (the planned v1 surface, retired names, fixed docs pointers).
 
 pub mod account;
 pub mod cards;
 pub mod help;
 pub mod identities;
+pub mod meta;
 pub mod subject;
 pub mod tracking;
 pub mod war;
@@ -24,6 +25,7 @@ pub fn registry() -> Vec<ToolSpec> {
     let mut specs = vec![account::settings()];
     specs.extend(tracking::specs());
     specs.extend(identities::specs());
+    specs.extend(meta::specs());
     specs.extend(cards::specs());
     specs.extend(war::specs());
     specs.extend(help::specs());

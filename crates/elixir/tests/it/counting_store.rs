@@ -19,8 +19,9 @@ use elixir::model::{
     TrackClan, TrackPlayer, TrackResult, TrackedClan, TrackedPlayer,
 };
 use elixir::store::{
-    AccountStore, BattleQuery, Bound, Identity, LedgerStore, Lifecycle, MeteringStore, PollStore,
-    RecordStore, SharedStore, StoreError, TrackingStore,
+    AccountStore, BattleQuery, Bound, DeckDetail, Identity, LedgerStore, Lifecycle, MetaQuery,
+    MetaReads, MetaRows, MeteringStore, PollStore, RecordStore, SharedStore, StoreError,
+    TrackingStore,
 };
 use uuid::Uuid;
 
@@ -667,5 +668,22 @@ impl RecordStore for CountingStore {
     async fn recorded_clans(&self) -> Result<Vec<(String, Option<String>, String)>, StoreError> {
         self.note("recorded_clans");
         self.inner.recorded_clans().await
+    }
+}
+
+#[async_trait]
+impl MetaReads for CountingStore {
+    async fn meta_rows(
+        &self,
+        query: &MetaQuery,
+        budget: std::time::Duration,
+    ) -> Result<MetaRows, StoreError> {
+        self.note("meta_rows");
+        self.inner.meta_rows(query, budget).await
+    }
+
+    async fn deck_details(&self, hashes: &[String]) -> Result<Vec<DeckDetail>, StoreError> {
+        self.note("deck_details");
+        self.inner.deck_details(hashes).await
     }
 }

@@ -74,6 +74,8 @@ async fn declarations_follow_the_conventions(url: &str) {
             Kind::Integration => &[
                 "elixir_my_identities",
                 "elixir_identify",
+                "battles_meta_cards",
+                "battles_meta_decks",
                 "cards_catalog",
                 "game_clock",
                 "elixir_changelog",
@@ -90,6 +92,8 @@ async fn declarations_follow_the_conventions(url: &str) {
                 "elixir_track_clan",
                 "elixir_track_player",
                 "elixir_identify",
+                "battles_meta_cards",
+                "battles_meta_decks",
                 "cards_catalog",
                 "game_clock",
                 "elixir_changelog",
@@ -105,6 +109,8 @@ async fn declarations_follow_the_conventions(url: &str) {
                 "elixir_settings",
                 "elixir_track_clan",
                 "elixir_track_player",
+                "battles_meta_cards",
+                "battles_meta_decks",
                 "cards_catalog",
                 "game_clock",
                 "elixir_changelog",
@@ -130,7 +136,7 @@ async fn declarations_follow_the_conventions(url: &str) {
                 }
                 seen
             });
-        let built: &[&str] = &["Account", "Cards", "War", "Help"];
+        let built: &[&str] = &["Account", "Battles", "Cards", "War", "Help"];
         assert_eq!(groups, built, "{kind}");
         let mut last: Option<(usize, String)> = None;
         for t in tools {

@@ -66,6 +66,7 @@ async fn help_tools_and_their_output_schemas(url: &str) {
                 "elixir_track_player" => json!({"player_tag": "#20JJJ2CCRU"}),
                 "elixir_track_clan" => json!({"clan_tag": "#9YJUPU9LY", "action": "remove"}),
                 "elixir_identify" => continue,
+                "battles_meta_decks" | "battles_meta_cards" => json!({"segment": "corpus"}),
                 _ => json!({}),
             };
             let body = success(&client.tool(name, args).await);

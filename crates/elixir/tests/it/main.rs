@@ -23,6 +23,7 @@ mod feedback;
 mod initialize;
 mod lifecycle;
 mod limits;
+mod meta_tools;
 mod metrics;
 mod node_oauth;
 mod oauth;

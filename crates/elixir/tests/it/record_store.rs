@@ -435,6 +435,7 @@ fn battle(
             opponent_tag: Some(opponent.into()),
             clan_tag: None,
         },
+        games: Vec::new(),
     }
 }
 

@@ -117,6 +117,8 @@ pub struct Options {
     pub browser_origin: bool,
     /// Wraps the migrated store before the server is built on it (the statement counts).
     pub wrap_store: Option<Box<dyn FnOnce(SharedStore) -> SharedStore + Send>>,
+    /// The heavy tools' query budget (tiny in the query_timeout tests).
+    pub heavy_query_budget: std::time::Duration,
 }
 
 impl Default for Options {
@@ -131,6 +133,7 @@ impl Default for Options {
             address_source: elixir::AddressSource::Peer,
             browser_origin: false,
             wrap_store: None,
+            heavy_query_budget: elixir::services::HEAVY_QUERY_BUDGET,
         }
     }
 }
@@ -169,6 +172,7 @@ pub async fn spawn_with(url: &str, mut options: Options) -> Server {
             public_url: origin.clone(),
             hourly_rate: options.hourly_rate,
             address_source: options.address_source.clone(),
+            heavy_query_budget: options.heavy_query_budget,
         },
         ..ServeConfig::default()
     };
