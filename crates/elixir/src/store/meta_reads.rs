@@ -248,10 +248,12 @@ async fn read_all(read: &mut BudgetedRead, q: &MetaQuery) -> Result<MetaRows, St
     let window = read
         .fetch_one(statement(
             format!(
-                "SELECT COUNT(DISTINCT t.player_tag) AS players, \
-                 COUNT(DISTINCT t.battle_id) AS battles, \
-                 COUNT(DISTINCT CASE WHEN t.outcome IN ('win', 'loss') THEN t.battle_id END) \
-                 AS decided FROM battle_players t WHERE {filter}"
+                // one grouping by battle instead of three COUNT(DISTINCT …): each of those
+                // sorts the window's observations apart (17 s of SQLite's 20 at a million)
+                "SELECT COUNT(*) AS battles, COALESCE(SUM(x.decided), 0) AS decided FROM \
+                 (SELECT t.battle_id, MAX(CASE WHEN t.outcome IN ('win', 'loss') THEN 1 \
+                 ELSE 0 END) AS decided FROM battle_players t WHERE {filter} \
+                 GROUP BY t.battle_id) x"
             ),
             args,
         ))
@@ -262,12 +264,20 @@ async fn read_all(read: &mut BudgetedRead, q: &MetaQuery) -> Result<MetaRows, St
         None => "SELECT COUNT(*) AS n FROM players p".to_owned(),
     };
     let recorded = read.fetch_one(statement(recorded, args)).await?;
+    let players_in_window = i64::try_from(
+        games
+            .iter()
+            .map(|g| g.player_tag.as_str())
+            .collect::<std::collections::HashSet<_>>()
+            .len(),
+    )
+    .unwrap_or(i64::MAX);
     Ok(MetaRows {
         games,
         card_keys,
         population: Population {
             recorded_players: recorded.int("n")?,
-            players_in_window: window.int("players")?,
+            players_in_window,
             battles_in_window: window.int("battles")?,
             decided_battles: window.int("decided")?,
         },
