@@ -126,6 +126,10 @@ pub struct ServeArgs {
     /// Authenticated requests per principal per UTC clock hour.
     #[arg(long, env = "ELIXIR_HOURLY_RATE", default_value_t = 300, value_parser = clap::value_parser!(i64).range(1..))]
     pub hourly_rate: i64,
+    /// Milliseconds the heavy (H) tools' whole aggregation may run before the database
+    /// cancels it and the call answers query_timeout (refunded).
+    #[arg(long, env = "ELIXIR_HEAVY_QUERY_BUDGET_MS", default_value_t = 18_000, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub heavy_query_budget_ms: u64,
     /// Behind a trusted proxy: the request header carrying the client's address (e.g.
     /// `cloudfront-viewer-address`; its first comma-separated item is used). Refusal counts
     /// and the per-address sign-in and registration limits key on it. Unset: the TCP peer.
@@ -350,7 +354,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     public_url: args.public_url.clone(),
                     hourly_rate: args.hourly_rate,
                     address_source: AddressSource::from_header(args.client_address_header.clone()),
-                    // replaced by the key derived from the OAuth secret when serving
+                    heavy_query_budget: std::time::Duration::from_millis(
+                        args.heavy_query_budget_ms,
+                    ),
+                    // the cursor key is replaced by the one derived from the OAuth secret
                     ..Settings::default()
                 },
                 oauth: oauth_settings(&args)?,

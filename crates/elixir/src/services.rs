@@ -4,6 +4,7 @@
 
 use std::net::IpAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use mcp_door::Clock;
 use mcp_oauth::AddressSource;
@@ -93,7 +94,13 @@ pub struct Settings {
     pub address_source: AddressSource,
     /// The key that signs `battles_query` cursors, derived from the OAuth secret.
     pub cursor_key: CursorKey,
+    /// The one budget of a heavy (H) tool's whole aggregation (SURFACE §4.5): past it the
+    /// database cancels the read and the call answers `query_timeout`, refunded.
+    pub heavy_query_budget: Duration,
 }
+
+/// The heavy-query budget of SURFACE §4.5.
+pub const HEAVY_QUERY_BUDGET: Duration = Duration::from_secs(18);
 
 impl Settings {
     /// The client address of a request, per [`Settings::address_source`].
@@ -109,6 +116,7 @@ impl Default for Settings {
             hourly_rate: 300,
             address_source: AddressSource::Peer,
             cursor_key: CursorKey::derive(DEVELOPMENT_SECRET),
+            heavy_query_budget: HEAVY_QUERY_BUDGET,
         }
     }
 }

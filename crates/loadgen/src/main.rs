@@ -1,11 +1,13 @@
 //! `loadgen`: the benchmark driver of docs/benchmarks.md. It owns the command line and hands
 //! each subcommand to its module: `baseline` (a bare axum server to compare against), `prime`
 //! and `run` (concurrent MCP clients against a door), `pgbench` (the same figures from
-//! pgbench's per-transaction logs) and `table` (the Markdown summary). A benchmark tool, not
+//! pgbench's per-transaction logs) `table` (the Markdown summary) and `meta`
+//! (Elixir's heavy tools over a generated world). A benchmark tool, not
 //! a library: errors are `anyhow` throughout, as in any `main`.
 
 mod baseline;
 mod cpu;
+mod meta;
 mod pgbench;
 mod procfs;
 mod run;
@@ -40,6 +42,8 @@ enum Command {
     Cpu(cpu::CpuArgs),
     /// Summarize pgbench per-transaction logs (`pgbench -l`) in `run`'s JSON shape.
     Pgbench(pgbench::PgbenchArgs),
+    /// Fill a database from cr-fake's world and time Elixir's meta tools (battles_meta_*).
+    Meta(meta::MetaArgs),
     /// Print the Markdown table of a directory of results, with ratios against the targets.
     Table(table::TableArgs),
 }
@@ -59,6 +63,7 @@ fn main() -> anyhow::Result<()> {
             Command::Cpu(args) => cpu::watch(args).await,
             Command::Pgbench(args) => pgbench::summarize(&args),
             Command::Table(args) => table::print(&args),
+            Command::Meta(args) => meta::run(args).await,
         }
     })
 }

@@ -21,6 +21,10 @@ pub enum DbFailure {
     /// Anything else: a bug, or the schema and the code disagree.
     #[error("database error: {0}")]
     Internal(String),
+    /// A [`BudgetedRead`](crate::BudgetedRead) ran past its budget (the duration given) and
+    /// the database cancelled it.
+    #[error("the read ran past its {0:?} budget and was cancelled")]
+    Timeout(std::time::Duration),
 }
 
 impl From<sqlx::Error> for DbFailure {

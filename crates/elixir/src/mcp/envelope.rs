@@ -7,7 +7,7 @@ use mcp_door::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
 /// The contract's semver (`serverInfo.version` is `<this>+tools.<fingerprint>`).
-pub const CONTRACT_VERSION: &str = "1.0.0";
+pub const CONTRACT_VERSION: &str = "1.1.0";
 /// Results longer than this many characters of compact JSON are refused, never sliced.
 pub const RESULT_CAP: usize = 48_000;
 /// The fixed disclaimer of every response.

@@ -199,6 +199,17 @@ impl From<StoreError> for Fail {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::Unavailable(d) => Fail::Unavailable(d),
+            // a budgeted read the database cancelled (SURFACE §4.5); the H tools word their
+            // own hint, this is the answer of any other caller
+            StoreError::Timeout(_) => {
+                let mut e = ToolError::new(
+                    ErrorCode::QueryTimeout,
+                    "The query ran past its time budget and the database cancelled it; the call was not charged.",
+                    "Narrow the window (days, from and to, or season) and call again.",
+                );
+                e.retry_after_s = Some(30);
+                Fail::Tool(e)
+            }
             other => Fail::Internal(other.to_string()),
         }
     }

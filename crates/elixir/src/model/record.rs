@@ -235,6 +235,32 @@ pub struct NewBattle {
     /// The normalized battle as JSON.
     pub body: String,
     pub observer: BattleSide,
+    /// The games the observer's side counts as in deck and card rows (SURFACE §3.4): one for
+    /// a battle, one per round for a duel.
+    pub games: Vec<NewGame>,
+}
+
+/// One game of an observation, as the meta index stores it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewGame {
+    /// 0 for a battle that is not a duel; a duel's 1-based round.
+    pub round: i64,
+    /// `win`, `loss`, `draw`; `None` when unknown.
+    pub outcome: Option<String>,
+    /// The deck played; `None` when undisclosed.
+    pub deck: Option<NewDeck>,
+}
+
+/// A deck as the meta index stores it once per `deck_hash`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewDeck {
+    pub deck_hash: String,
+    /// The `"<id>:<form>"` keys sorted bytewise, joined by `,`.
+    pub card_keys: String,
+    /// JSON `[{id, name, form, elixir}]` in `card_keys` order.
+    pub cards: String,
+    /// JSON `{id, name}` of the tower troop; `None` when none was reported.
+    pub tower_troop: Option<String>,
 }
 
 /// What storing one battle-log read did.

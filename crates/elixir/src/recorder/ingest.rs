@@ -3,12 +3,16 @@
 //! row and member list. The rules (outcomes, hashes, towers) are `elixir_record`'s; which
 //! columns a tool filters on is the store's schema; this file only maps one onto the other.
 
+use elixir_record::battle::Form;
 use elixir_record::normalize::clan::ClanProfile;
 use elixir_record::normalize::player::PlayerProfile;
-use elixir_record::{Battle, Outcome, Side, Tag};
+use elixir_record::{Battle, BattleCard, Game, Outcome, Side, Tag};
+use serde_json::json;
 
 use crate::domain::Millis;
-use crate::model::{BattleSide, ClanRow, MemberSeen, NewBattle, PlayerRow, PlayerSnapshot};
+use crate::model::{
+    BattleSide, ClanRow, MemberSeen, NewBattle, NewDeck, NewGame, PlayerRow, PlayerSnapshot,
+};
 use crate::recorder::RecorderError;
 
 /// The stored name of an outcome.
@@ -61,9 +65,54 @@ pub fn new_battles(observer: &Tag, battles: &[Battle]) -> Result<Vec<NewBattle>,
                 opponent_tag: opponent,
                 clan_tag: me.clan.as_ref().map(|c| c.tag.to_string()),
             },
+            games: battle.games_of(observer).iter().map(new_game).collect(),
         });
     }
     Ok(rows)
+}
+
+/// One game as the meta index stores it: its round (0 for a battle that is not a duel), the
+/// observer's outcome, and the deck when it is disclosed.
+fn new_game(game: &Game<'_>) -> NewGame {
+    NewGame {
+        round: game
+            .round
+            .map_or(0, |r| i64::try_from(r).unwrap_or(i64::MAX)),
+        outcome: game.outcome.map(|o| outcome_name(o).to_owned()),
+        deck: game
+            .deck_hash
+            .map(|hash| new_deck(hash, game.cards, game.tower_troop)),
+    }
+}
+
+/// A deck's stored form: its keys sorted bytewise (as the hash reads them), its cards in that
+/// order, and its tower troop.
+pub fn new_deck(hash: &str, cards: &[BattleCard], tower_troop: Option<&BattleCard>) -> NewDeck {
+    let mut sorted: Vec<(String, &BattleCard)> = cards.iter().map(|c| (c.key(), c)).collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    let card_keys = sorted
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .collect::<Vec<_>>()
+        .join(",");
+    let cards = json!(
+        sorted
+            .iter()
+            .map(|(_, c)| json!({
+                "id": c.id,
+                "name": c.name,
+                "form": Form::played(c.evolution_level),
+                "elixir": c.elixir,
+            }))
+            .collect::<Vec<_>>()
+    )
+    .to_string();
+    NewDeck {
+        deck_hash: hash.to_owned(),
+        card_keys,
+        cards,
+        tower_troop: tower_troop.map(|t| json!({"id": t.id, "name": t.name}).to_string()),
+    }
 }
 
 /// The observer's in-game name in their own log (the newest battle's), if any.

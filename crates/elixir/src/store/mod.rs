@@ -1,5 +1,6 @@
 //! The storage boundary: the area traits a caller names ([`AccountStore`], [`MeteringStore`],
-//! [`LedgerStore`], [`PollStore`], [`TrackingStore`], [`RecordStore`], [`PlayerReads`], plus the store's own [`Lifecycle`]), [`Store`] their union
+//! [`LedgerStore`], [`PollStore`], [`TrackingStore`], [`RecordStore`], [`PlayerReads`],
+//! [`MetaReads`], plus the store's own [`Lifecycle`]), [`Store`] their union
 //! for the [`SharedStore`] every part of the server holds, and one implementation,
 //! [`SqlStore`], over SQLite (the embedded default) and PostgreSQL with each statement
 //! written once. The entities are `crate::model`'s; database errors are classified by
@@ -9,6 +10,7 @@
 
 mod accounts;
 mod ledger;
+mod meta_reads;
 mod metering;
 mod player_reads;
 mod polls;
@@ -21,6 +23,9 @@ use std::sync::Arc;
 
 pub use accounts::AccountStore;
 pub use ledger::LedgerStore;
+pub use meta_reads::{
+    DeckDetail, DeckGames, MetaQuery, MetaReads, MetaRows, Population, SegmentFilter,
+};
 pub use metering::MeteringStore;
 pub use player_reads::{BattleTally, PlayerReads, UpstreamTally};
 pub use polls::PollStore;
@@ -39,6 +44,7 @@ pub trait Store:
     + TrackingStore
     + RecordStore
     + PlayerReads
+    + MetaReads
 {
 }
 
@@ -51,6 +57,7 @@ impl<T> Store for T where
         + TrackingStore
         + RecordStore
         + PlayerReads
+        + MetaReads
 {
 }
 

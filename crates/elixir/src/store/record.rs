@@ -580,6 +580,7 @@ impl RecordStore for SqlStore {
             let new_battle = inserted.rows_affected() == 1;
             let done = observed.bind(read_at).execute(&mut tx).await?;
             if done.rows_affected() == 1 {
+                super::meta_reads::insert_games(&mut tx, player, b).await?;
                 report.new_observations += 1;
                 if new_battle {
                     report.new_battles += 1;

@@ -33,6 +33,11 @@ const SQLITE_MIGRATIONS: Embedded = Embedded(&[
         "the record",
         include_str!("../../migrations/sqlite/2000004_record.sql"),
     ),
+    (
+        2_000_005,
+        "the meta index",
+        include_str!("../../migrations/sqlite/2000005_meta.sql"),
+    ),
 ]);
 
 const POSTGRES_MIGRATIONS: Embedded = Embedded(&[
@@ -55,6 +60,11 @@ const POSTGRES_MIGRATIONS: Embedded = Embedded(&[
         2_000_004,
         "the record",
         include_str!("../../migrations/postgres/2000004_record.sql"),
+    ),
+    (
+        2_000_005,
+        "the meta index",
+        include_str!("../../migrations/postgres/2000005_meta.sql"),
     ),
 ]);
 

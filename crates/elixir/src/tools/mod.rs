@@ -1,5 +1,5 @@
 //! The registry: the tools of this build (only what answers), one file per group
-//! ([`account`], [`players`], [`battles`], [`cards`], [`war`], [`service`], [`help`]), declared with `crate::mcp::spec`; plus the names and
+//! ([`account`], [`players`], [`battles`], [`meta`], [`cards`], [`war`], [`service`], [`help`]), declared with `crate::mcp::spec`; plus the names and
 //! pointers the checks walk (the planned v1 surface, retired names, fixed docs pointers).
 
 pub mod account;
@@ -7,6 +7,7 @@ pub mod battles;
 pub mod cards;
 pub mod help;
 pub mod identities;
+pub mod meta;
 pub mod players;
 pub mod players_search;
 pub mod players_timeline;
@@ -31,6 +32,7 @@ pub fn registry() -> Vec<ToolSpec> {
     specs.extend(identities::specs());
     specs.extend(players::specs());
     specs.extend(battles::specs());
+    specs.extend(meta::specs());
     specs.extend(cards::specs());
     specs.extend(war::specs());
     specs.extend(service::specs());

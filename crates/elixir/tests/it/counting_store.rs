@@ -19,8 +19,9 @@ use elixir::model::{
     TrackClan, TrackPlayer, TrackResult, TrackedClan, TrackedPlayer,
 };
 use elixir::store::{
-    AccountStore, BattleQuery, BattleTally, Bound, Identity, LedgerStore, Lifecycle, MeteringStore,
-    PlayerReads, PollStore, RecordStore, SharedStore, StoreError, TrackingStore, UpstreamTally,
+    AccountStore, BattleQuery, BattleTally, Bound, DeckDetail, Identity, LedgerStore, Lifecycle,
+    MetaQuery, MetaReads, MetaRows, MeteringStore, PlayerReads, PollStore, RecordStore,
+    SharedStore, StoreError, TrackingStore, UpstreamTally,
 };
 use uuid::Uuid;
 
@@ -737,5 +738,22 @@ impl PlayerReads for CountingStore {
     ) -> Result<UpstreamTally, StoreError> {
         self.note("upstream_tally");
         self.inner.upstream_tally(day_from, hour_from).await
+    }
+}
+
+#[async_trait]
+impl MetaReads for CountingStore {
+    async fn meta_rows(
+        &self,
+        query: &MetaQuery,
+        budget: std::time::Duration,
+    ) -> Result<MetaRows, StoreError> {
+        self.note("meta_rows");
+        self.inner.meta_rows(query, budget).await
+    }
+
+    async fn deck_details(&self, hashes: &[String]) -> Result<Vec<DeckDetail>, StoreError> {
+        self.note("deck_details");
+        self.inner.deck_details(hashes).await
     }
 }

@@ -78,6 +78,7 @@ async fn help_tools_and_their_output_schemas(url: &str) {
                 "players_search" => {
                     json!({"query": recorded.name.chars().take(3).collect::<String>()})
                 }
+                "battles_meta_decks" | "battles_meta_cards" => json!({"segment": "corpus"}),
                 "battles_query" => json!({"player_tag": fought, "limit": 10}),
                 battles if battles.starts_with("battles_") => json!({"player_tag": fought}),
                 _ => json!({}),

@@ -49,7 +49,7 @@ async fn initialize_is_exact_per_kind(url: &str) {
                 "serverInfo": {
                     "name": "elixir-mcp",
                     "title": "Elixir MCP - Clash Royale history, recorded",
-                    "version": format!("1.0.0+tools.{fp}"),
+                    "version": format!("1.1.0+tools.{fp}"),
                     "websiteUrl": "https://elixir.test/",
                 },
                 "_meta": {"elixir.poapkings.com/principal": {"kind": kind.as_str(), "subject": null, "clan": null}},
@@ -93,7 +93,7 @@ async fn fingerprint_follows_a_declaration_change(url: &str) {
         server.person().initialize("2025-11-25").await.result()["serverInfo"]["version"].clone();
     assert_eq!(
         served,
-        format!("1.0.0+tools.{}", before.fingerprint("person"))
+        format!("1.1.0+tools.{}", before.fingerprint("person"))
     );
 }
 

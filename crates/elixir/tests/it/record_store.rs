@@ -456,6 +456,7 @@ fn battle(
             opponent_tag: Some(opponent.into()),
             clan_tag: None,
         },
+        games: Vec::new(),
     }
 }
 

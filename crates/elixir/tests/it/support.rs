@@ -121,6 +121,8 @@ pub struct Options {
     pub upstream: Option<elixir::upstream::UpstreamConfig>,
     /// The server's clock, when the test made it first (to share it with a fake API).
     pub clock: Option<FakeClock>,
+    /// The heavy tools' query budget (tiny in the query_timeout tests).
+    pub heavy_query_budget: std::time::Duration,
 }
 
 impl Default for Options {
@@ -137,6 +139,7 @@ impl Default for Options {
             wrap_store: None,
             upstream: None,
             clock: None,
+            heavy_query_budget: elixir::services::HEAVY_QUERY_BUDGET,
         }
     }
 }
@@ -175,6 +178,7 @@ pub async fn spawn_with(url: &str, mut options: Options) -> Server {
             public_url: origin.clone(),
             hourly_rate: options.hourly_rate,
             address_source: options.address_source.clone(),
+            heavy_query_budget: options.heavy_query_budget,
             ..Settings::default()
         },
         upstream: options.upstream.take(),
@@ -337,7 +341,7 @@ fn check_meta(meta: &Value, reply: &Reply) {
         reply.header("x-request-id"),
         "meta.request_id is the door's"
     );
-    assert_eq!(meta["contract_version"], "1.0.0");
+    assert_eq!(meta["contract_version"], "1.1.0");
     assert_eq!(meta["as_of"].as_str().unwrap().len(), 20);
     assert!(meta["disclaimer"].as_str().unwrap().contains("Supercell"));
     assert!(

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Elixir's heavy tools (docs/benchmarks.md, "Elixir meta tools"): fills a fresh SQLite file and
+# a fresh PostgreSQL database from cr-fake's generated world with `loadgen meta`, then times
+# battles_meta_decks and battles_meta_cards over the season's corpus and over one clan.
+# Knobs: PLAYERS (2400), DAYS (31), RUNS (20), BACKENDS ("sqlite pg"), PG_URL, OUT.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PLAYERS=${PLAYERS:-2400}
+DAYS=${DAYS:-31}
+RUNS=${RUNS:-20}
+BACKENDS=${BACKENDS:-"sqlite pg"}
+PG_URL=${PG_URL:-postgres://postgres@127.0.0.1:5432}
+OUT=${OUT:-target/bench/meta-$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$OUT"
+CARGO_INCREMENTAL=0 cargo build --release -p loadgen
+for backend in $BACKENDS; do
+  case $backend in
+    sqlite)
+      rm -f "$OUT"/meta.db*
+      url="sqlite://$PWD/$OUT/meta.db" ;;
+    pg)
+      db="elixir_meta_bench_$$"
+      psql "$PG_URL/postgres" -qc "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+      url="$PG_URL/$db" ;;
+    *) echo "unknown backend $backend" >&2; exit 2 ;;
+  esac
+  ./target/release/loadgen meta --database-url "$url" --players "$PLAYERS" --days "$DAYS" \
+    --runs "$RUNS" > "$OUT/$backend.json" 2> "$OUT/$backend.log"
+  cat "$OUT/$backend.json"
+  if [ "$backend" = pg ]; then psql "$PG_URL/postgres" -qc "DROP DATABASE $db"; fi
+  if [ "$backend" = sqlite ]; then ls -l "$OUT"/meta.db >> "$OUT/sqlite.log"; rm -f "$OUT"/meta.db*; fi
+done

@@ -1,0 +1,266 @@
+//! `loadgen meta`: the benchmark of Elixir's heavy tools (docs/benchmarks.md, "Elixir meta
+//! tools"). It fills a fresh database from cr-fake's generated world — every tracked player's
+//! whole battle history from their own log (a battle between two tracked players arrives
+//! from both logs), their profiles and the clans' member lists — through the store's own
+//! ingest path, measuring ingest battles/s; then calls `battles_meta_decks` and
+//! `battles_meta_cards` through the tool handlers (the spec, the budget, the rollup; no HTTP)
+//! over the whole season's corpus and over one clan, and reports p50/p95 and the process's
+//! peak RSS as JSON.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, anyhow};
+use clap::Args;
+use cr_fake::render::{battle_json, clan_json, player_json};
+use cr_fake::{World, WorldConfig};
+use elixir::access::kinds::{Kind, OsRandom, Tier};
+use elixir::app::{AppState, ServeConfig};
+use elixir::mcp::spec::{Fail, ToolCtx};
+use elixir::recorder::ingest::{clan_rows, new_battles, observer_name, player_rows};
+use elixir::services::{Caller, Credential};
+use elixir_record::normalize::clan::ClanProfile;
+use elixir_record::normalize::player::PlayerProfile;
+use elixir_record::{Battle, Tag};
+use mcp_door::FakeClock;
+use serde_json::{Map, Value, json};
+use uuid::Uuid;
+
+use crate::procfs;
+
+/// 2026-01-01T00:00:00Z: the world ends here, inside the season that began 2025-12-01 10:00Z.
+const END: i64 = 1_767_225_600_000;
+
+#[derive(Debug, Args)]
+pub struct MetaArgs {
+    /// The database to fill (`sqlite://file.db` or `postgres://…`); it should be empty.
+    #[arg(long, env = "DATABASE_URL")]
+    database_url: String,
+    /// Tracked players of the generated world.
+    #[arg(long, default_value_t = 2000)]
+    players: u32,
+    /// Days of history before 2026-01-01T00:00Z.
+    #[arg(long, default_value_t = 31)]
+    days: u32,
+    /// The world's seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Battles per ingest call (one transaction).
+    #[arg(long, default_value_t = 250)]
+    chunk: usize,
+    /// Calls per measured case.
+    #[arg(long, default_value_t = 20)]
+    runs: usize,
+    /// Pool size.
+    #[arg(long, default_value_t = 4)]
+    pool: u32,
+    /// The heavy-query budget, in milliseconds (the server's default: 18000).
+    #[arg(long, default_value_t = 18_000)]
+    budget_ms: u64,
+    /// Skip the fill (measure the queries on a database filled before).
+    #[arg(long)]
+    no_fill: bool,
+}
+
+/// Nearest-rank percentile of sorted milliseconds.
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn round(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+pub async fn run(args: MetaArgs) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let world = World::generate(WorldConfig::new(args.seed, args.players, args.days, END))
+        .map_err(|e| anyhow!("{e}"))?;
+    let generated_s = started.elapsed().as_secs_f64();
+    eprintln!(
+        "world: {} players, {} clans, {} battles in {generated_s:.1} s",
+        world.players().len(),
+        world.clans().len(),
+        world.battles().len()
+    );
+    let mut config = ServeConfig::default();
+    config.server.database_url = args.database_url.clone();
+    config.server.db.max_connections = args.pool;
+    config.server.db.statement_timeout = Duration::from_secs(120);
+    let store = elixir::store::connect(&args.database_url, &config.server.db)
+        .await
+        .context("connect")?;
+    store.migrate().await.context("migrate")?;
+    let start = world.config().start_millis();
+
+    let mut fill = json!(null);
+    if !args.no_fill {
+        let t = Instant::now();
+        for i in 0..world.clans().len() {
+            let index = u32::try_from(i)?;
+            let Some(json) = clan_json(&world, index, start) else {
+                continue;
+            };
+            let read = ClanProfile::from_upstream(json.to_string().as_bytes())?;
+            let (row, members) = clan_rows(&read.profile, start)?;
+            store.put_clan(&row, &members, start).await?;
+        }
+        let (mut observations, mut new_battles_total, mut ingest_s) = (0usize, 0usize, 0f64);
+        for (i, p) in world.players().iter().enumerate() {
+            let index = u32::try_from(i)?;
+            let tag = Tag::parse(&p.tag).map_err(|e| anyhow!("{e}"))?;
+            let battles: Vec<Battle> = world
+                .battles_of(index)
+                .iter()
+                .map(|&b| &world.battles()[b as usize])
+                .filter_map(|b| battle_json(&world, b, index))
+                .map(|j| Battle::from_upstream(&j).map_err(|e| anyhow!("{e}")))
+                .collect::<Result<_, _>>()?;
+            let rows = new_battles(&tag, &battles)?;
+            let name = observer_name(&tag, &battles);
+            let timed = Instant::now();
+            for chunk in rows.chunks(args.chunk.max(1)) {
+                let done = store.ingest_battles(&p.tag, name, END, chunk).await?;
+                observations += done.new_observations;
+                new_battles_total += done.new_battles;
+            }
+            ingest_s += timed.elapsed().as_secs_f64();
+            let profile = player_json(&world, index, END).context("profile")?;
+            let read = PlayerProfile::from_upstream(profile.to_string().as_bytes())?;
+            let (row, snapshot) = player_rows(&read.profile, END)?;
+            store.put_player(&row, &snapshot).await?;
+            if i % 200 == 199 {
+                eprintln!(
+                    "{} players, {observations} observations, {:.0} obs/s",
+                    i + 1,
+                    observations as f64 / ingest_s
+                );
+            }
+        }
+        fill = json!({
+            "battles": new_battles_total,
+            "observations": observations,
+            "ingest_seconds": round(ingest_s),
+            "battles_per_s": round(new_battles_total as f64 / ingest_s),
+            "observations_per_s": round(observations as f64 / ingest_s),
+            "fill_seconds": round(t.elapsed().as_secs_f64()),
+        });
+        eprintln!("fill: {fill}");
+    }
+
+    config.settings.heavy_query_budget = Duration::from_millis(args.budget_ms);
+    let state = AppState::new(
+        Arc::clone(&store),
+        &config,
+        Arc::new(FakeClock::new(END)),
+        Arc::new(OsRandom),
+    )
+    .await?;
+    let caller = Caller {
+        kind: Kind::Person,
+        account_id: Uuid::nil(),
+        agent: None,
+        tier: Tier::Admin,
+        timezone: "UTC".into(),
+        primary_player_tag: None,
+        credential: Credential::OAuth,
+        pending_responses: 0,
+    };
+    let specs = elixir::tools::registry();
+    // the clan with the most members, as recorded
+    let clan = world
+        .clans()
+        .iter()
+        .enumerate()
+        .max_by_key(|(i, _)| {
+            world
+                .memberships()
+                .iter()
+                .filter(|m| m.clan as usize == *i && m.covers(start))
+                .count()
+        })
+        .map(|(_, c)| c.tag.clone())
+        .context("no clan")?;
+    let mut cases = Vec::new();
+    for tool in ["battles_meta_decks", "battles_meta_cards"] {
+        for (label, segment) in [
+            ("season corpus", json!("corpus")),
+            ("season one clan", json!({"clan_tag": clan})),
+        ] {
+            let spec = specs
+                .iter()
+                .find(|s| s.name == tool)
+                .context("tool not registered")?;
+            let mut args_map = Map::new();
+            args_map.insert("segment".into(), segment.clone());
+            let mut ms = Vec::with_capacity(args.runs);
+            let mut timeouts = 0usize;
+            let mut answer = Value::Null;
+            // one unmeasured call warms the caches, as a server's first minutes would
+            for run in 0..=args.runs {
+                let ctx = ToolCtx {
+                    services: Arc::clone(&state.services),
+                    caller: caller.clone(),
+                    request_id: Uuid::nil(),
+                };
+                let t = Instant::now();
+                let outcome = (spec.handler)(ctx, args_map.clone()).await;
+                let elapsed = t.elapsed().as_secs_f64() * 1000.0;
+                match outcome {
+                    Ok(success) => {
+                        if run == 0 {
+                            let meta = elixir::mcp::meta::base_meta(&state.services, Uuid::nil());
+                            answer = elixir::mcp::envelope::success_body(success, meta, "x")
+                                .map_err(|e| anyhow!("{tool}: {e}"))?;
+                        } else {
+                            ms.push(elapsed);
+                        }
+                    }
+                    // a spent budget is a result of the benchmark, not a failure of it
+                    Err(Fail::Tool(e)) if e.code.as_str() == "query_timeout" => {
+                        timeouts += 1;
+                        ms.push(elapsed);
+                        eprintln!("{tool} {label}: query_timeout after {elapsed:.0} ms");
+                        if timeouts >= 3 {
+                            break;
+                        }
+                    }
+                    Err(Fail::Tool(e)) => return Err(anyhow!("{tool} {label}: {}", e.to_json())),
+                    Err(other) => return Err(anyhow!("{tool} {label}: {other:?}")),
+                }
+            }
+            ms.sort_by(f64::total_cmp);
+            let case = json!({
+                "tool": tool,
+                "case": label,
+                "p50_ms": round(percentile(&ms, 50.0)),
+                "p95_ms": round(percentile(&ms, 95.0)),
+                "max_ms": round(ms.last().copied().unwrap_or(0.0)),
+                "query_timeouts": timeouts,
+                "population": answer["population"],
+                "total": answer["total"],
+            });
+            eprintln!("{case}");
+            cases.push(case);
+        }
+    }
+    let pid = std::process::id();
+    let report = json!({
+        "backend": if args.database_url.starts_with("postgres") { "postgres" } else { "sqlite" },
+        "world": {
+            "players": world.players().len(),
+            "clans": world.clans().len(),
+            "battles_generated": world.battles().len(),
+            "days": args.days,
+            "generate_seconds": round(generated_s),
+        },
+        "fill": fill,
+        "queries": cases,
+        "peak_rss_mb": procfs::status_kb(pid, "VmHWM").map(|kb| round(kb as f64 / 1024.0)),
+    });
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(())
+}
