@@ -1,8 +1,9 @@
 //! `live: true` (SURFACE §4.4) on players_profile and battles_query against the fake API, on
 //! both backends: a record younger than the upstream cache is served as is and spends nothing;
 //! an older one is read through the live lane and served fresh, spending one daily live fetch;
-//! a never-recorded player read live lands at once; a spent live cap serves the record with
-//! `unavailable`; without an API token `live` answers `unavailable` (not_configured).
+//! a never-recorded player read live lands at once; a paused lane answers `pending` and gives
+//! the fetch back; a spent live cap serves the record with `unavailable` (`quota_exceeded`) and
+//! sends nothing; without an API token an unrecorded player stays `not_recorded`.
 
 use std::sync::Arc;
 
@@ -101,7 +102,38 @@ async fn live_reads_go_through_the_lane(url: &str) {
     assert_eq!(paused["live_status"]["state"], "pending", "{paused}");
     assert!(paused["live_status"]["retry_after_s"].as_i64().unwrap() >= 1);
     api.clear_fault();
-    let _ = clock.now_millis();
+    // The day's live fetches spent (a member has 20): the record is served with unavailable,
+    // and nothing is sent.
+    let subject = format!("live:{}", server.person.id);
+    let day = elixir::access::limits::day_start(clock.now_millis());
+    while server
+        .store
+        .spend(&subject, elixir::model::Window::Day, day, 20)
+        .await
+        .unwrap()
+        .is_some()
+    {}
+    clock.advance_millis(120_000);
+    let sent = api.requests(&format!("/v1/players/{tag}"));
+    let capped = success(
+        &person
+            .tool("players_profile", json!({"player_tag": tag, "live": true}))
+            .await,
+    );
+    assert_eq!(capped["live_status"]["state"], "unavailable", "{capped}");
+    assert_eq!(capped["live_status"]["reason"], "quota_exceeded");
+    assert!(
+        capped["live_status"]["resets_at"]
+            .as_str()
+            .unwrap()
+            .ends_with("T00:00:00Z")
+    );
+    assert_eq!(capped["player"]["tag"], tag, "the record is still served");
+    assert_eq!(
+        api.requests(&format!("/v1/players/{tag}")),
+        sent,
+        "nothing was sent"
+    );
 }
 
 async fn without_a_token_live_is_unavailable(url: &str) {
