@@ -196,6 +196,13 @@ pub struct Poll {
     pub created_at: Millis,
 }
 
+impl Poll {
+    /// Whether a 404 holds the subject at `now` (its recording shows `held`).
+    pub fn is_held(&self, now: Millis) -> bool {
+        self.not_found || self.held_until.is_some_and(|until| until > now)
+    }
+}
+
 /// What a finished read sets on its schedule row (the lease is released).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PollDone {

@@ -39,6 +39,15 @@ pub struct Pass {
     pub throttled: usize,
 }
 
+/// The API read behind a schedule row's endpoint.
+fn upstream_endpoint(endpoint: PollEndpoint, tag: &Tag) -> Endpoint {
+    match endpoint {
+        PollEndpoint::Battlelog => Endpoint::Battlelog(tag.clone()),
+        PollEndpoint::Player => Endpoint::Player(tag.clone()),
+        PollEndpoint::Clan => Endpoint::Clan(tag.clone()),
+    }
+}
+
 /// ±10% from a hash of the subject and the instant.
 fn jitter(subject: &str, endpoint: PollEndpoint, at: Millis) -> Jitter {
     let digest = Sha256::new()
@@ -159,12 +168,10 @@ impl Poller {
                 ));
             }
         };
-        let endpoint = match poll.endpoint {
-            PollEndpoint::Battlelog => Endpoint::Battlelog(tag.clone()),
-            PollEndpoint::Player => Endpoint::Player(tag.clone()),
-            PollEndpoint::Clan => Endpoint::Clan(tag.clone()),
-        };
-        let fetched = self.upstream.fetch(Lane::Recorder, &endpoint).await;
+        let fetched = self
+            .upstream
+            .fetch(Lane::Recorder, &upstream_endpoint(poll.endpoint, &tag))
+            .await;
         let at = self.clock.now_millis();
         let jitter = jitter(&poll.subject, poll.endpoint, at);
         let (result, status) = match &fetched {
@@ -253,12 +260,10 @@ impl Poller {
         endpoint: PollEndpoint,
         tag: &Tag,
     ) -> Result<Millis, UpstreamError> {
-        let upstream_endpoint = match endpoint {
-            PollEndpoint::Battlelog => Endpoint::Battlelog(tag.clone()),
-            PollEndpoint::Player => Endpoint::Player(tag.clone()),
-            PollEndpoint::Clan => Endpoint::Clan(tag.clone()),
-        };
-        let fetched = self.upstream.fetch(lane, &upstream_endpoint).await?;
+        let fetched = self
+            .upstream
+            .fetch(lane, &upstream_endpoint(endpoint, tag))
+            .await?;
         let stored = match endpoint {
             PollEndpoint::Battlelog => self.store_log(tag, &fetched).await.map(|_| ()),
             PollEndpoint::Player => self.store_profile(tag, &fetched).await,

@@ -7,7 +7,7 @@
 use async_trait::async_trait;
 use sqlkit::{Cols, sql};
 
-use super::record::{PLAYER_COLUMNS, player_row};
+use super::record::{PLAYER_COLUMNS, READ_COLUMNS, log_read, player_row};
 use super::sql_store::{SqlStore, StoreError};
 use crate::domain::Millis;
 use crate::model::{LogRead, PlayerRow};
@@ -65,19 +65,6 @@ pub trait PlayerReads: Send + Sync + 'static {
         day_from: Millis,
         hour_from: Millis,
     ) -> Result<UpstreamTally, StoreError>;
-}
-
-const READ_COLUMNS: &str = "player_tag, read_at, entries, new_entries, oldest_at, newest_at";
-
-fn log_read(r: &impl Cols) -> Result<LogRead, StoreError> {
-    Ok(LogRead {
-        player_tag: r.text("player_tag")?,
-        read_at: r.int("read_at")?,
-        entries: r.int("entries")?,
-        new_entries: r.int("new_entries")?,
-        oldest_at: r.opt_int("oldest_at")?,
-        newest_at: r.opt_int("newest_at")?,
-    })
 }
 
 fn tally(r: &impl Cols) -> Result<BattleTally, StoreError> {

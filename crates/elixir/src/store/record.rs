@@ -183,6 +183,21 @@ fn poll(r: &impl Cols) -> Result<Poll, StoreError> {
     })
 }
 
+/// The columns of `battlelog_reads`, in [`LogRead`]'s order.
+pub(super) const READ_COLUMNS: &str =
+    "player_tag, read_at, entries, new_entries, oldest_at, newest_at";
+
+pub(super) fn log_read(r: &impl Cols) -> Result<LogRead, StoreError> {
+    Ok(LogRead {
+        player_tag: r.text("player_tag")?,
+        read_at: r.int("read_at")?,
+        entries: r.int("entries")?,
+        new_entries: r.int("new_entries")?,
+        oldest_at: r.opt_int("oldest_at")?,
+        newest_at: r.opt_int("newest_at")?,
+    })
+}
+
 pub(super) fn player_row(r: &impl Cols) -> Result<PlayerRow, StoreError> {
     Ok(PlayerRow {
         tag: r.text("tag")?,
@@ -811,27 +826,17 @@ impl RecordStore for SqlStore {
         from: Millis,
         to: Millis,
     ) -> Result<Vec<LogRead>, StoreError> {
-        sql(
-            "SELECT player_tag, read_at, entries, new_entries, oldest_at, newest_at \
-             FROM battlelog_reads WHERE player_tag = $1 AND read_at >= $2 AND read_at < $3 \
-             ORDER BY read_at",
-        )
+        sql(format!(
+            "SELECT {READ_COLUMNS} FROM battlelog_reads \
+             WHERE player_tag = $1 AND read_at >= $2 AND read_at < $3 ORDER BY read_at"
+        ))
         .bind(player)
         .bind(from)
         .bind(to)
         .fetch_all(&self.db)
         .await?
         .iter()
-        .map(|r| {
-            Ok(LogRead {
-                player_tag: r.text("player_tag")?,
-                read_at: r.int("read_at")?,
-                entries: r.int("entries")?,
-                new_entries: r.int("new_entries")?,
-                oldest_at: r.opt_int("oldest_at")?,
-                newest_at: r.opt_int("newest_at")?,
-            })
-        })
+        .map(log_read)
         .collect()
     }
 

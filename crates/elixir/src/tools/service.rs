@@ -403,9 +403,8 @@ fn recording_of(
 ) -> Value {
     match polls.iter().find(|p| p.endpoint == endpoint) {
         Some(p) => {
-            let held = p.not_found || p.held_until.is_some_and(|until| until > now);
             json!({
-                "state": if held { "held" } else { "active" },
+                "state": if p.is_held(now) { "held" } else { "active" },
                 "scope": scope,
                 "since": iso(p.created_at),
                 "last_polled_at": p.last_read_at.map(iso),

@@ -72,9 +72,8 @@ async fn candidates(ctx: &ToolCtx, display_name: &str) -> Result<Vec<Value>, Fai
 /// a 404 holds it; `None` when it is not recorded at all.
 pub fn recording(polls: &[Poll], endpoint: PollEndpoint, now: Millis) -> Option<Value> {
     let row = polls.iter().find(|p| p.endpoint == endpoint)?;
-    let held = row.not_found || row.held_until.is_some_and(|until| until > now);
     Some(json!({
-        "state": if held { "held" } else { "active" },
+        "state": if row.is_held(now) { "held" } else { "active" },
         "since": iso(row.created_at),
         "last_polled_at": row.last_read_at.map(iso),
     }))

@@ -131,17 +131,14 @@ pub(crate) async fn page(State(web): State<Web>, headers: HeaderMap) -> Response
 fn recording(polls: &[Poll], endpoint: PollEndpoint, now: Millis) -> (&'static str, String) {
     match polls.iter().find(|p| p.endpoint == endpoint) {
         None => ("stopped", "never".to_owned()),
-        Some(p) => {
-            let held = p.not_found || p.held_until.is_some_and(|h| h > now);
-            (
-                if held {
-                    "held (not found upstream)"
-                } else {
-                    "active"
-                },
-                p.last_read_at.map_or_else(|| "not yet".to_owned(), iso),
-            )
-        }
+        Some(p) => (
+            if p.is_held(now) {
+                "held (not found upstream)"
+            } else {
+                "active"
+            },
+            p.last_read_at.map_or_else(|| "not yet".to_owned(), iso),
+        ),
     }
 }
 
