@@ -13,7 +13,7 @@ use super::cursor::{self, CursorError, Position};
 use super::{Args, Played, Scope, bounded, common_params, docs_pointer, kinds, one_of, render};
 use crate::mcp::args;
 use crate::mcp::blocks;
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::mcp::envelope::{ErrorCode, RESULT_CAP, ToolError};
 use crate::mcp::spec::{
     Fail, Flag, Group, Outcome, Param, SCOPE_READ, ToolCtx, ToolSpec, bad_request, handler,
 };
@@ -24,6 +24,9 @@ pub const NAME: &str = "battles_query";
 pub const FULL_LIMIT: i64 = 25;
 /// The most battles a page may carry.
 pub const MAX_LIMIT: i64 = 50;
+/// What a page's battles may spend of the result cap, leaving the rest to the envelope
+/// (`meta`, `applied`, notes, `next_cursor`, `live_status`), which stays under 4,000 characters.
+const PAGE_BUDGET: usize = RESULT_CAP - 8_000;
 /// `deck_hash` and `battle_id`: 64 hex characters.
 pub const HEX64_PATTERN: &str = "^[0-9a-fA-F]{64}$";
 
@@ -395,9 +398,21 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
         query.limit = Some(limit + 1);
         (scope.battles(&ctx, &query).await?, total)
     };
-    let shown = usize::try_from(limit).unwrap_or(usize::MAX);
-    let next_cursor = match page.get(shown) {
-        Some(_) => page.get(shown - 1).and_then(|last| {
+    let rendered: Vec<Value> = page
+        .iter()
+        .take(usize::try_from(limit).unwrap_or(usize::MAX))
+        .map(|p| {
+            if scope.compact() {
+                render::compact(&p.battle)
+            } else {
+                render::full(&p.battle, &scope.zone)
+            }
+        })
+        .collect();
+    let fitted = fitting(&rendered, PAGE_BUDGET);
+    let shortened = fitted < rendered.len();
+    let next_cursor = match page.get(fitted) {
+        Some(_) => page.get(fitted.wrapping_sub(1)).and_then(|last| {
             cursor::issue(
                 key,
                 NAME,
@@ -411,17 +426,8 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
         }),
         None => None,
     };
-    let battles: Vec<Value> = page
-        .iter()
-        .take(shown)
-        .map(|p| {
-            if scope.compact() {
-                render::compact(&p.battle)
-            } else {
-                render::full(&p.battle, &scope.zone)
-            }
-        })
-        .collect();
+    let mut battles = rendered;
+    battles.truncate(fitted);
     let mut out = scope
         .envelope(&ctx, NAME)
         .await?
@@ -429,6 +435,11 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
         .field("next_cursor", json!(next_cursor))
         .applied("limit", json!(limit))
         .meta("timezone_applied", json!(scope.window.timezone));
+    if shortened {
+        out = out.note(format!(
+            "This page holds {fitted} of the {limit} battles asked for: one more at full size would pass the {RESULT_CAP}-character result cap. next_cursor continues; verbosity compact holds {MAX_LIMIT} a page."
+        ));
+    }
     if let Some(total) = total {
         out = out.field("total", json!(total));
     }
@@ -455,6 +466,20 @@ pub fn played_with(played: &Played, tag: &Tag, hash: &str) -> bool {
 
 /// Whether `played` comes after the page that ended at `at` (newest first: strictly older,
 /// or as old with a smaller id).
+/// How many of `battles`, from the first, fit in `budget` characters of compact JSON (their
+/// commas included). At least one, so a page always moves on; a single battle over the
+/// budget still leaves through the envelope's cap.
+fn fitting(battles: &[Value], budget: usize) -> usize {
+    let mut spent = 0;
+    for (i, battle) in battles.iter().enumerate() {
+        spent += battle.to_string().chars().count() + 1;
+        if spent > budget && i > 0 {
+            return i;
+        }
+    }
+    battles.len()
+}
+
 fn before(played: &Played, at: &Position) -> bool {
     let t = played.time();
     t < at.battle_time || (t == at.battle_time && played.battle.battle_id < at.battle_id)

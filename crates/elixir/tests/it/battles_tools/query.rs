@@ -52,24 +52,45 @@ async fn defaults_orientation_and_paging(url: &str) {
     record(&server.store, &w, &[1, 0]).await;
     let me = tag(&w, 0);
     let person = server.person();
-    // the default page, 25 full battles of about 2,200 characters each, is over the cap:
-    // refused whole, never sliced
-    let too_large = tool_error(
+    // the default page: 25 full battles of about 2,200 characters each would pass the cap, so
+    // the page ends where the next battle would not fit, says so, and its cursor continues
+    // exactly where it stopped
+    let default = success(
         &person
             .tool("battles_query", json!({"player_tag": me}))
             .await,
     );
-    assert_eq!(too_large["error"]["code"], "result_too_large");
-    assert_eq!(
-        too_large["error"]["message"],
-        "Result exceeds 48000 characters."
+    let held = default["battles"].as_array().unwrap().len();
+    assert!((1..25).contains(&held), "a shortened page: {held}");
+    assert_eq!(default["applied"]["limit"], 25);
+    assert!(default["notes"].as_array().unwrap().iter().any(|n| {
+        n.as_str().unwrap().starts_with(&format!(
+            "This page holds {held} of the 25 battles asked for"
+        ))
+    }));
+    let rest = success(
+        &person
+            .tool(
+                "battles_query",
+                json!({"player_tag": me, "cursor": default["next_cursor"]}),
+            )
+            .await,
     );
-    assert!(
-        too_large["error"]["hint"]
-            .as_str()
+    let every = all_pages(
+        &person,
+        json!({"player_tag": me, "verbosity": "compact", "limit": 50}),
+    )
+    .await;
+    let ids = |v: &Value| -> Vec<Value> {
+        v.as_array()
             .unwrap()
-            .contains("compact")
-    );
+            .iter()
+            .map(|b| b["battle_id"].clone())
+            .collect()
+    };
+    let mut two_pages = ids(&default["battles"]);
+    two_pages.extend(ids(&rest["battles"]));
+    assert_eq!(two_pages, ids(&json!(every))[..two_pages.len()].to_vec());
     let first = success(
         &person
             .tool("battles_query", json!({"player_tag": me, "limit": 15}))
@@ -549,20 +570,14 @@ async fn bounds_refusals_sizes_and_the_cap(url: &str) {
             .unwrap()
             .contains("\"verbosity\": \"compact\"")
     );
-    // full at 25 stays under the 48,000-character cap or is refused whole, never sliced
+    // full at 25 always fits the 48,000-character cap: the page holds what fits
     let reply = call(json!({"player_tag": me, "limit": 25})).await;
-    let text = reply.result()["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    if reply.result()["isError"] == true {
-        let e = tool_error(&reply);
-        assert_eq!(e["error"]["code"], "result_too_large");
-        assert_eq!(e["error"]["message"], "Result exceeds 48000 characters.");
-        assert!(e["error"]["hint"].as_str().unwrap().contains("compact"));
-    } else {
-        assert!(text.chars().count() <= 48_000);
-    }
+    let full = success(&reply);
+    let text = reply.result()["content"][0]["text"].as_str().unwrap();
+    assert!(text.chars().count() <= 48_000);
+    let held = full["battles"].as_array().unwrap().len();
+    assert!((1..=25).contains(&held));
+    assert!(full["next_cursor"].is_string(), "more battles follow");
     // 2v2 battles fill the cap fastest: four full participants each
     let twos = success(&call(json!({"player_tag": me, "mode": "2v2", "limit": 1})).await);
     if let Some(b) = twos["battles"].as_array().unwrap().first() {
