@@ -46,6 +46,7 @@ pub mod outcome;
 pub mod random;
 pub mod serve;
 pub mod server;
+pub mod web;
 
 pub use address::{AddressSource, client_address, limit_key};
 pub use admission::{

@@ -57,19 +57,9 @@ pub fn form_action_source(uri: &str) -> Option<String> {
 /// `Cache-Control: no-store`, `X-Frame-Options: DENY` and `X-Content-Type-Options: nosniff`.
 pub fn secure(headers: &mut HeaderMap, redirect_target: Option<&str>) {
     let csp = content_security_policy(redirect_target);
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
+    mcp_door::web::secure_page_headers(
+        headers,
         HeaderValue::from_str(&csp).unwrap_or_else(|_| HeaderValue::from_static(CSP)),
-    );
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
     );
 }
 

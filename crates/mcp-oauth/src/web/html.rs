@@ -1,21 +1,7 @@
 //! The HTML every page shares: escaping, the one stylesheet and the page shell around a
 //! product's navigation and content. What goes inside the shell is the caller's.
 
-/// Escapes text for HTML content and double-quoted attributes: `&`, `<`, `>`, `"` and `'`.
-pub fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use mcp_door::web::escape_html as esc;
 
 /// The stylesheet of every page, inline in the shell (the CSP allows inline styles and
 /// nothing else): forms, boxes (`.box`), messages (`.err`, `.ok`, `.muted`), a navigation bar,

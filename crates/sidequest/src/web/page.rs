@@ -377,20 +377,7 @@ pub fn field_errors(lang: Language, fields: &std::collections::BTreeMap<String, 
 
 /// Sets the security headers of every page and redirect.
 pub fn secure_headers(headers: &mut HeaderMap) {
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CSP),
-    );
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
+    mcp_door::web::secure_page_headers(headers, HeaderValue::from_static(CSP));
 }
 
 /// An HTML page with the security headers.

@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use mcp_door::web::escape_html;
+
 use crate::domain::{Consequence, ConsequenceStatus, EventKind, JournalEvent, Millis};
 
 /// One step of the timeline.
@@ -96,21 +98,6 @@ fn capitalize(s: &str) -> String {
     }
 }
 
-fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 const STEP_WIDTH: usize = 120;
 const AXIS_Y: usize = 50;
 
@@ -124,8 +111,8 @@ pub fn svg(steps: &[Step], w: &Words<'_>, desc_id: &str) -> String {
          height=\"120\" role=\"img\" aria-labelledby=\"tl-title {desc}\">\
          <title id=\"tl-title\">{title}</title>\
          <line x1=\"20\" y1=\"{AXIS_Y}\" x2=\"{x2}\" y2=\"{AXIS_Y}\" stroke=\"#767676\" stroke-width=\"2\"/>",
-        desc = esc(desc_id),
-        title = esc(w.title),
+        desc = escape_html(desc_id),
+        title = escape_html(w.title),
         x2 = width - 20,
     );
     for (i, step) in steps.iter().enumerate() {
@@ -166,8 +153,8 @@ pub fn svg(steps: &[Step], w: &Words<'_>, desc_id: &str) -> String {
             "<g class=\"step\">{marker}<text x=\"{x}\" y=\"22\" text-anchor=\"middle\" \
              font-size=\"12\" fill=\"#1b1b1b\">{}</text><text x=\"{x}\" y=\"86\" \
              text-anchor=\"middle\" font-size=\"12\" fill=\"#1b1b1b\">{}</text></g>",
-            esc(&top),
-            esc(&bottom)
+            escape_html(&top),
+            escape_html(&bottom)
         ));
     }
     out.push_str("</svg>");
