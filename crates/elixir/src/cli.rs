@@ -83,6 +83,14 @@ pub enum Command {
     },
     /// Print the embedded changelog as JSON, newest first.
     Changelog,
+    /// Copy the embedded SQLite database (the record, accounts and OAuth grants) to a new file,
+    /// online, while servers and recorders run. The raw-payload archive is a directory of
+    /// write-once files: copy it with any file tool. PostgreSQL: use pg_dump.
+    Backup {
+        /// The file to write; it must not exist yet.
+        #[arg(long)]
+        to: std::path::PathBuf,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -591,6 +599,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Changelog => {
             let content = Content::load(&[]).map_err(anyhow::Error::msg)?;
             println!("{}", serde_json::to_string_pretty(&content.changelog)?);
+        }
+        Command::Backup { to } => {
+            let busy = std::time::Duration::from_secs(30);
+            let done = sqlkit::backup_sqlite(&cli.database_url, &to, busy)
+                .await
+                .context("backup")?;
+            println!("{done}");
         }
     }
     Ok(())

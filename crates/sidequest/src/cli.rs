@@ -1,4 +1,4 @@
-//! The `sidequest` command line: serve, migrate, user, token and demo. Every flag can also be
+//! The `sidequest` command line: serve, migrate, user, token, demo and backup. Every flag can also be
 //! set through a `SIDEQUEST_*` environment variable.
 
 use std::io::Read;
@@ -57,6 +57,16 @@ pub enum Command {
     Token(TokenCommand),
     /// Create (or reuse) a demo GM, player and scenario, and N playable assignments with tokens.
     Demo(DemoArgs),
+    /// Copy the embedded SQLite database to a new file, online, while servers run (PostgreSQL:
+    /// use pg_dump).
+    Backup(BackupArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BackupArgs {
+    /// The file to write; it must not exist yet.
+    #[arg(long)]
+    pub to: std::path::PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -380,9 +390,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 println!("{}", created.client_config(&args.public_url));
             }
         }
+        Command::Backup(args) => {
+            let done = sqlkit::backup_sqlite(&cli.database_url, &args.to, BACKUP_BUSY_TIMEOUT)
+                .await
+                .context("backup")?;
+            println!("{done}");
+        }
     }
     Ok(())
 }
+
+/// How long a backup waits for a lock another process holds before it gives up.
+const BACKUP_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The URL without its password, for printing.
 fn redact(url: &str) -> String {

@@ -3,11 +3,12 @@
 //! column access ([`Cols`]), opening SQLite and PostgreSQL pools ([`open_sqlite`],
 //! [`open_postgres`]) and the one database handle every store runs its statements through
 //! ([`Db`], [`Tx`], [`Row`], [`sql`]) and reads under a time budget the database enforces
-//! ([`BudgetedRead`]), so a store is plain Rust with each statement once. Statements, schemas, row types and each product's `StoreError` stay in
+//! ([`BudgetedRead`]), and online copies of a SQLite database ([`backup_sqlite`]), so a store is plain Rust with each statement once. Statements, schemas, row types and each product's `StoreError` stay in
 //! the products.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod backup;
 mod budget;
 mod cols;
 mod db;
@@ -15,6 +16,7 @@ mod failure;
 mod migrate;
 mod pool;
 
+pub use backup::{Backup, BackupError, backup_sqlite};
 pub use budget::BudgetedRead;
 pub use cols::Cols;
 pub use db::{Arg, Backend, Conn, Db, Done, Row, Runner, Statement, Tx, backend_of, sql};

@@ -139,15 +139,15 @@ impl BinServer {
 }
 
 /// The operation id of the `i`-th commit of the stream.
-fn op_id(i: usize) -> String {
+pub(crate) fn op_id(i: usize) -> String {
     format!("30000000-0000-4000-8000-{i:012}")
 }
 
 /// Consequences per turn of the stream.
-const PER_TURN: usize = 2;
+pub(crate) const PER_TURN: usize = 2;
 
 /// The exact arguments of the `i`-th commit (it expects version `i + 1`, commits `i + 2`).
-fn turn_args(i: usize) -> Value {
+pub(crate) fn turn_args(i: usize) -> Value {
     json!({
         "operation_id": op_id(i),
         "expected_version": i + 1,
@@ -163,7 +163,7 @@ fn turn_args(i: usize) -> Value {
 }
 
 /// One tool call that may fail at the transport (the server may be gone): `Err` then.
-async fn call(
+pub(crate) async fn call(
     http: &reqwest::Client,
     url: &str,
     token: &str,
@@ -187,7 +187,7 @@ async fn call(
 }
 
 /// The parsed result of a successful (non-`isError`) tool call, or `None`.
-fn tool_ok(status: u16, body: &Value) -> Option<Value> {
+pub(crate) fn tool_ok(status: u16, body: &Value) -> Option<Value> {
     let result = body.get("result")?;
     if status != 200 || result["isError"] == json!(true) {
         return None;
@@ -196,17 +196,17 @@ fn tool_ok(status: u16, body: &Value) -> Option<Value> {
 }
 
 /// What the stream saw before the server went away.
-struct StreamEnd {
+pub(crate) struct StreamEnd {
     /// Acknowledged commits: (index, result).
-    acked: Vec<(usize, Value)>,
+    pub acked: Vec<(usize, Value)>,
     /// The index it was sending when the transport failed.
-    in_flight: usize,
+    pub in_flight: usize,
 }
 
 /// Commits `from`, `from + 1`, … one after another until the transport fails; counts
 /// acknowledgements in `progress`. Any answer other than a commit or a transport failure
 /// panics.
-async fn stream(
+pub(crate) async fn stream(
     url: String,
     token: String,
     from: usize,
@@ -237,7 +237,11 @@ async fn stream(
 }
 
 /// Reads the whole player journal through the tool, page by page.
-async fn whole_journal(http: &reqwest::Client, url: &str, token: &str) -> (i64, Vec<Value>) {
+pub(crate) async fn whole_journal(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+) -> (i64, Vec<Value>) {
     let mut entries = Vec::new();
     loop {
         let (status, body) = call(

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod author;
+mod backup;
 mod cluster;
 mod crash;
 mod login_memory;
