@@ -1,4 +1,5 @@
-//! The `elixir` command line: serve, migrate, account, agent, feedback, cards and changelog.
+//! The `elixir` command line: serve, migrate, account, agent, feedback, cards, demo, record,
+//! changelog and backup.
 //! Every flag can also be set through an `ELIXIR_*` environment variable.
 
 use std::net::SocketAddr;

@@ -10,6 +10,7 @@
 mod account_pages;
 mod account_tools;
 mod auth;
+mod backup;
 mod battles_tools;
 mod browser;
 mod cards;
