@@ -98,7 +98,7 @@ pub const EXAMPLES: &[ExampleSource] = &[
         slug: "deck",
         title: "Pick your next deck",
         question: "What wins in our clan this season, and how do my decks compare?",
-        tools: &["battles_meta_decks", "battles_decks", "cards_catalog"],
+        tools: &["battles_meta_decks", "battles_decks"],
         markdown: include_str!("../content/examples/deck.md"),
     },
     ExampleSource {
