@@ -96,9 +96,9 @@ pub const EXAMPLES: &[ExampleSource] = &[
     },
     ExampleSource {
         slug: "deck",
-        title: "Pick your next deck (coming)",
+        title: "Pick your next deck",
         question: "What wins in our clan this season, and how do my decks compare?",
-        tools: &[],
+        tools: &["battles_meta_decks", "battles_decks"],
         markdown: include_str!("../content/examples/deck.md"),
     },
     ExampleSource {

@@ -296,7 +296,7 @@ async fn resources_templates_and_prompts(url: &str) {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["play", "ladder", "discord", "coverage"]);
+    assert_eq!(names, ["play", "deck", "ladder", "discord", "coverage"]);
     for name in &names {
         let got = client
             .request("prompts/get", json!({"name": name}))
@@ -321,11 +321,13 @@ async fn resources_templates_and_prompts(url: &str) {
             && text.ends_with("Use these Elixir tools: elixir_docs."),
         "{text}"
     );
-    let coming = client.request("prompts/get", json!({"name": "deck"})).await;
+    let coming = client
+        .request("prompts/get", json!({"name": "friends"}))
+        .await;
     assert_eq!(coming.body["error"]["code"], -32602);
     assert_eq!(
         coming.body["error"]["data"]["candidates"],
-        json!(["play", "ladder", "discord", "coverage"])
+        json!(["play", "deck", "ladder", "discord", "coverage"])
     );
     let unknown = client.request("prompts/get", json!({"name": "nope"})).await;
     assert_eq!(unknown.body["error"]["code"], -32602);
@@ -345,6 +347,26 @@ fn outside_coming(markdown: &str) -> String {
         }
     }
     kept
+}
+
+/// The coming passages of `markdown`, each as its lines (the same marker as [`outside_coming`]).
+fn coming_passages(markdown: &str) -> Vec<String> {
+    let mut passages: Vec<String> = Vec::new();
+    let mut coming = false;
+    for line in markdown.lines() {
+        let quoted = line.trim_start();
+        let starts = quoted.starts_with("> Coming:");
+        let continues = coming && !starts && quoted.starts_with('>');
+        coming = starts || continues;
+        if starts {
+            passages.push(String::new());
+        }
+        if coming && let Some(passage) = passages.last_mut() {
+            passage.push_str(line);
+            passage.push('\n');
+        }
+    }
+    passages
 }
 
 /// The names of SURFACE's 44 tools that `text` mentions as whole words.
@@ -376,6 +398,182 @@ fn the_coming_marker_is_what_the_check_skips() {
     assert_eq!(undeclared_in(text), ["clans_roster"]);
     assert_eq!(named_tools(text).len(), 4, "{:?}", named_tools(text));
     assert!(undeclared_in("> Coming soon: `war_current`").contains(&"war_current"));
+}
+
+#[test]
+fn coming_passages_are_found_one_by_one() {
+    let text = "> Coming: `war_current`.\n> And `elixir_docs`.\nPlain `battles_query`.\n> Quoted.\n\n> Coming: `live_fetch`.\n> Coming: `clans_roster`.\n";
+    let passages = coming_passages(text);
+    assert_eq!(
+        passages,
+        [
+            "> Coming: `war_current`.\n> And `elixir_docs`.\n",
+            "> Coming: `live_fetch`.\n",
+            "> Coming: `clans_roster`.\n"
+        ]
+    );
+    assert_eq!(coming_passages(&outside_coming(text)), Vec::<String>::new());
+}
+
+/// A coming passage that names tools names at least one this build does not declare: once
+/// every tool it names answers, it is no longer coming and must be rewritten as plain text.
+/// An example is coming (title, empty tool list, `Tools: none yet`) exactly when it has a
+/// coming passage, and its `Tools:` line is its tool list.
+#[test]
+fn nothing_built_is_still_called_coming() {
+    let specs = tools::registry();
+    let declared: Vec<&str> = specs.iter().map(|s| s.name).collect();
+    let content = Content::load(&tools::docs_sections(&specs)).unwrap();
+    let mut stale = Vec::new();
+    let texts = content
+        .pages
+        .iter()
+        .map(|p| (format!("docs/{}", p.slug), p.markdown.clone()))
+        .chain(
+            content
+                .examples
+                .iter()
+                .map(|e| (format!("examples/{}", e.slug), e.markdown.clone())),
+        );
+    for (at, markdown) in texts {
+        for passage in coming_passages(&markdown) {
+            let named = named_tools(&passage);
+            if !named.is_empty() && named.iter().all(|n| declared.contains(n)) {
+                stale.push(format!("{at}: every tool of {passage:?} is declared"));
+            }
+        }
+    }
+    for e in &content.examples {
+        let coming = !coming_passages(&e.markdown).is_empty();
+        if coming != e.tools.is_empty() || coming != e.title.ends_with(" (coming)") {
+            stale.push(format!(
+                "examples/{}: coming passage {coming}, tools {:?}, title {:?}",
+                e.slug, e.tools, e.title
+            ));
+        }
+        let line = if e.tools.is_empty() {
+            "Tools: none yet".to_owned()
+        } else {
+            format!("Tools: {}", e.tools.join(", "))
+        };
+        if !e.markdown.lines().any(|l| l == line) {
+            stale.push(format!("examples/{}: no line {line:?}", e.slug));
+        }
+    }
+    assert!(stale.is_empty(), "{stale:#?}");
+}
+
+/// The counts of tools per door kind that tools.md, protocol.md and agents.md state, and the
+/// tools each kind does not see, are the registry's.
+#[test]
+fn tool_counts_on_pages_are_the_registry() {
+    let specs = tools::registry();
+    let content = Content::load(&tools::docs_sections(&specs)).unwrap();
+    let page = |slug: &str| {
+        content
+            .pages
+            .iter()
+            .find(|p| p.slug == slug)
+            .map(|p| p.markdown.clone())
+            .unwrap()
+    };
+    let sees = |kind: Kind| specs.iter().filter(|s| s.kinds.contains(&kind)).count();
+    let hidden = |kind: Kind| {
+        let mut names: Vec<String> = specs
+            .iter()
+            .filter(|s| !s.kinds.contains(&kind))
+            .map(|s| format!("`{}`", s.name))
+            .collect();
+        names.sort();
+        match names.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    };
+    let (person, agent, integration) = (
+        sees(Kind::Person),
+        sees(Kind::Agent),
+        sees(Kind::Integration),
+    );
+    let mut groups: Vec<&str> = specs.iter().map(|s| s.group.label()).collect();
+    groups.dedup();
+    let words = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+        "eleven", "twelve",
+    ];
+    let expected = [
+        (
+            "tools",
+            format!(
+                "this build declares {} of them, in {} groups: {}.",
+                specs.len(),
+                words[groups.len()],
+                match groups.split_last() {
+                    Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+                    None => String::new(),
+                }
+            ),
+        ),
+        (
+            "tools",
+            format!(
+                "A person's door sees {person} (all but {})",
+                hidden(Kind::Person)
+            ),
+        ),
+        (
+            "tools",
+            format!("an agent's door {agent} (all but {})", hidden(Kind::Agent)),
+        ),
+        (
+            "tools",
+            format!("a legacy integration's door {integration} "),
+        ),
+        (
+            "protocol",
+            format!(
+                "| {person} of this build: all but {} |",
+                hidden(Kind::Person)
+            ),
+        ),
+        (
+            "protocol",
+            format!("| {agent} of this build: all but {} |", hidden(Kind::Agent)),
+        ),
+        (
+            "protocol",
+            format!("| {integration} of this build: the agent set minus "),
+        ),
+        (
+            "agents",
+            format!("Its tool list in this build has {agent} tools"),
+        ),
+        ("agents", format!("work the same way with {integration}:")),
+    ];
+    let mut wrong = Vec::new();
+    for (slug, phrase) in &expected {
+        if !page(slug).contains(phrase.as_str()) {
+            wrong.push(format!("docs/{slug} lacks {phrase:?}"));
+        }
+    }
+    // the integration's missing tools, against the agent set
+    let minus: Vec<&str> = specs
+        .iter()
+        .filter(|s| s.kinds.contains(&Kind::Agent) && !s.kinds.contains(&Kind::Integration))
+        .map(|s| s.name)
+        .collect();
+    let protocol = page("protocol");
+    let row = protocol
+        .lines()
+        .find(|l| l.starts_with("| integration |"))
+        .unwrap_or_default();
+    for name in &minus {
+        if !row.contains(&format!("`{name}`")) {
+            wrong.push(format!("docs/protocol's integration row lacks {name}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
 #[test]
