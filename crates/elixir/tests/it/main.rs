@@ -33,6 +33,7 @@ mod oauth;
 mod pages;
 mod players_tools;
 mod python_oauth;
+mod recipes;
 mod record_store;
 mod recorder;
 mod refusals;
