@@ -30,6 +30,7 @@ mod meta_tools;
 mod metrics;
 mod node_oauth;
 mod oauth;
+mod oauth_scopes;
 mod pages;
 mod players_tools;
 mod python_oauth;
