@@ -101,6 +101,7 @@ async fn claude_code_recipe_finds_oauth_and_connects_an_agent() {
         "the Claude Code recipe failed:\n{out}\n{err}\n{}",
         world.log()
     );
+    eprintln!("{out}");
     let line = |name: &str| {
         out.lines()
             .find(|l| l.starts_with(&format!("{name}: ")))
@@ -126,27 +127,39 @@ async fn claude_desktop_bridge_recipe_through_oauth() {
     let home = testkit::db::TempDir::new("elixir-desktop-home-");
     let config = home.path().join("claude_desktop_config.json");
     std::fs::write(&config, world.fill(&readme_recipe("elixir-claude-desktop"))).unwrap();
-    let (ok, out, err) = run(
-        Command::new("node")
+    let bridge = |entry: &str, oauth: bool| {
+        let mut command = Command::new("node");
+        command
             .arg(dir.join("bridge.mjs"))
             .arg(&config)
-            .arg("elixir")
+            .arg(entry)
             .arg("elixir_docs")
-            .arg(world.dir.path().join("outbox"))
-            .arg(EMAIL)
             .current_dir(&dir)
-            .env("HOME", home.path()),
-        120,
-        "bridge.mjs",
-    )
-    .await;
-    assert!(
-        ok,
-        "the Claude Desktop recipe failed:\n{out}\n{err}\n{}",
-        world.log()
-    );
-    let summary: Value = serde_json::from_str(out.lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("no JSON summary ({e}): {out}"));
+            .env("HOME", home.path());
+        if oauth {
+            command.arg(world.dir.path().join("outbox")).arg(EMAIL);
+        }
+        command
+    };
+    let summary_of = |ok: bool, out: &str, err: &str| -> Value {
+        assert!(
+            ok,
+            "the Claude Desktop recipe failed:\n{out}\n{err}\n{}",
+            world.log()
+        );
+        serde_json::from_str(out.lines().last().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("no JSON summary ({e}): {out}"))
+    };
+
+    // The agent's entry: its key from `env`, no consent.
+    let (ok, out, err) = run(&mut bridge("elixir-agent", false), 90, "bridge.mjs").await;
+    let summary = summary_of(ok, &out, &err);
+    assert_eq!(summary["callback_port"], Value::Null, "{summary}");
+    assert_eq!(summary["called"], "elixir_docs");
+
+    // The person door's entry: the whole OAuth flow, headless.
+    let (ok, out, err) = run(&mut bridge("elixir", true), 120, "bridge.mjs").await;
+    let summary = summary_of(ok, &out, &err);
     assert_eq!(summary["mcp_remote"], pinned(&dir, "mcp-remote"));
     assert!(
         summary["callback_port"].is_string(),

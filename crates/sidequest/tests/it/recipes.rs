@@ -92,6 +92,7 @@ async fn claude_code_recipe_adds_both_doors_and_connects() {
         "the Claude Code recipe failed:\n{out}\n{err}\n{}",
         world.server.log_text()
     );
+    eprintln!("{out}");
     let line = |name: &str| {
         out.lines()
             .find(|l| l.starts_with(&format!("{name}: ")))
