@@ -1,12 +1,13 @@
 //! `POST /oauth/token`: the authorization-code grant (single use, PKCE S256, the same
 //! `redirect_uri` and `resource`) and the refresh-token grant (rotation; a rotated token
 //! presented again revokes the whole grant unless the configured grace applies). Scope is
-//! never widened; the response reports the scope actually granted (RFC 6749 §3.3).
+//! never widened (names the server does not define are left out, never an error); the
+//! response reports the scope actually granted (RFC 6749 §3.3).
 
 use serde::Serialize;
 
 use crate::cimd;
-use crate::config::ms;
+use crate::config::{AuthServerConfig, ms};
 use crate::crypto::{pkce_s256_matches, sha256_hex};
 use crate::error::OAuthError;
 use crate::scopes;
@@ -54,13 +55,22 @@ impl Params {
 }
 
 /// A `scope` parameter at the token endpoint may narrow nothing and widen nothing: every
-/// name must already be granted (the grant keeps its scopes; the answer reports them).
-fn check_scope_param(params: &Params, granted: &[String]) -> Result<(), OAuthError> {
-    let Some(requested) = params.get("scope") else {
-        return Ok(());
-    };
-    let names = scopes::split(requested);
-    if names.iter().any(|n| !granted.contains(n)) {
+/// name the server defines must already be granted (the grant keeps its scopes; the answer
+/// reports them). Names it does not define are left out, as at the authorize endpoint
+/// (`offline_access` asks for what every exchange gives anyway: a refresh token).
+fn check_scope_param(
+    config: &AuthServerConfig,
+    params: &Params,
+    granted: &[String],
+) -> Result<(), OAuthError> {
+    let requested = scopes::parse_requested(config, params.get("scope"))
+        .map_err(|e| OAuthError::invalid_scope(e.to_string()))?;
+    if requested
+        .known
+        .unwrap_or_default()
+        .iter()
+        .any(|n| !granted.contains(n))
+    {
         return Err(OAuthError::invalid_scope(
             "The requested scope exceeds what was granted.",
         ));
@@ -80,6 +90,9 @@ impl AuthServer {
                 "grant_type must be authorization_code or refresh_token",
             ));
         }
+        // A malformed or overlong scope is refused before anything is looked up or spent.
+        scopes::parse_requested(&self.config, params.get("scope"))
+            .map_err(|e| OAuthError::invalid_scope(e.to_string()))?;
         let client_id = params.require("client_id")?;
         if cimd::looks_like_url(client_id)
             && !self.issued_to(&params, grant_type, client_id).await?
@@ -187,7 +200,7 @@ impl AuthServer {
                 ));
             }
         }
-        check_scope_param(params, &record.scopes)?;
+        check_scope_param(&self.config, params, &record.scopes)?;
         let grant = GrantRecord {
             id: self.token(16),
             client_id: record.client_id,
@@ -251,7 +264,7 @@ impl AuthServer {
         if now > record.expires_at {
             return Err(invalid());
         }
-        check_scope_param(params, &grant.scopes)?;
+        check_scope_param(&self.config, params, &grant.scopes)?;
         if let Some(rotated_at) = record.rotated_at {
             return self
                 .replayed_refresh(&grant, presented, rotated_at, now)

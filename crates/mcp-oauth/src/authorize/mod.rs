@@ -45,7 +45,7 @@ struct Checked {
     state: Option<String>,
     code_challenge: String,
     door: Door,
-    requested: Option<Vec<String>>,
+    requested: scopes::Requested,
 }
 
 impl AuthServer {
@@ -138,7 +138,7 @@ impl AuthServer {
         }
         .ok_or_else(|| bad_request("The resource is not a service of this server."))?;
         let requested = scopes::parse_requested(&self.config, params.get("scope"))
-            .map_err(|name| bad_request(format!("Unknown scope: {name}.")))?;
+            .map_err(|e| bad_request(e.to_string()))?;
         let state = params.get("state").map(str::to_owned);
         if state.as_ref().is_some_and(|s| s.len() > 2048) {
             return Err(bad_request("state is too long."));
@@ -235,7 +235,7 @@ impl AuthServer {
             state: checked.state,
             code_challenge: checked.code_challenge,
             resource: checked.door.resource.clone(),
-            requested_scope: checked.requested.as_deref().map(scopes::join),
+            requested_scope: checked.requested.stored(),
             signed_in_account: account.as_ref().map(|a| a.id.clone()),
             email: None,
             created_at: now,
@@ -247,7 +247,8 @@ impl AuthServer {
             pending,
             client: checked.client,
             door: checked.door,
-            requested: checked.requested,
+            requested: checked.requested.known,
+            ignored: checked.requested.ignored,
             csrf,
         };
         let offers = scopes::offers(&self.config, flow.requested.as_deref());
@@ -287,6 +288,7 @@ impl AuthServer {
             pending_id: &flow.pending.id,
             csrf: &flow.csrf,
             offers,
+            ignored: &flow.ignored,
             descriptions: &self.config.scope_descriptions,
         }
     }
@@ -350,12 +352,15 @@ impl AuthServer {
             .door(&pending.resource)
             .await?
             .ok_or_else(|| bad_request("The resource is not a service of this server."))?;
-        let requested = pending.requested_scope.as_deref().map(scopes::split);
+        // Stored by `start` from a request that passed the same parse.
+        let requested = scopes::parse_requested(&self.config, pending.requested_scope.as_deref())
+            .map_err(|e| bad_request(e.to_string()))?;
         Ok(Flow {
             pending,
             client,
             door,
-            requested,
+            requested: requested.known,
+            ignored: requested.ignored,
             csrf: csrf.to_owned(),
         })
     }

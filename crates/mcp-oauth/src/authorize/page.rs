@@ -37,6 +37,8 @@ pub(crate) struct Context<'a> {
     pub pending_id: &'a str,
     pub csrf: &'a str,
     pub offers: Vec<Offer>,
+    /// Names the client asked for that the service does not define (not granted).
+    pub ignored: &'a [String],
     pub descriptions: &'a [(String, String)],
 }
 
@@ -94,6 +96,20 @@ fn capabilities(ctx: &Context<'_>) -> String {
                 checked = if offer.ticked { " checked" } else { "" },
             ));
         }
+    }
+    if !ctx.ignored.is_empty() {
+        let names: Vec<String> = ctx
+            .ignored
+            .iter()
+            .map(|n| format!("<code>{}</code>", esc(n)))
+            .collect();
+        out.push_str(&format!(
+            "<p class=\"muted\" id=\"not-granted\">Also asked for, not granted \
+             ({} does not define {}): {}.</p>",
+            esc(ctx.service),
+            if names.len() == 1 { "it" } else { "them" },
+            names.join(", ")
+        ));
     }
     out.push_str("</fieldset>");
     out

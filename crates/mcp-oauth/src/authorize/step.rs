@@ -84,6 +84,9 @@ pub(super) struct Flow {
     pub(super) pending: PendingRecord,
     pub(super) client: ClientInfo,
     pub(super) door: Door,
+    /// The defined scopes the client named (`None`: it named none, the defaults apply).
     pub(super) requested: Option<Vec<String>>,
+    /// The names it asked for that this server does not define: shown, never granted.
+    pub(super) ignored: Vec<String>,
     pub(super) csrf: String,
 }

@@ -17,5 +17,6 @@ mod flows;
 mod migrations;
 mod register;
 mod resource;
+mod scopes;
 mod snapshots;
 mod token;

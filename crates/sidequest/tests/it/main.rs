@@ -13,6 +13,7 @@ mod metrics;
 mod outage;
 mod player;
 mod python_sdk;
+mod recipes;
 mod rest;
 mod snapshots;
 mod store;
