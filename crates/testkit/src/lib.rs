@@ -1,5 +1,5 @@
 //! Dev-only helpers shared by the workspace's integration tests: fresh databases and the
-//! environment rules for optional services, an MCP client, a TCP proxy a test can cut, counting
+//! environment rules for optional services, the official SDKs' HTTP clients (`clients`), an MCP client, a TCP proxy a test can cut, counting
 //! randomness, serving a router on port 0, a WebDriver client for headless Chromium, snapshot redaction
 //! and the fake Clash Royale API with its generated world (`cr_api`).
 
@@ -8,6 +8,7 @@
 
 /// The fake Clash Royale API and its generated world (the `cr-fake` crate).
 pub use cr_fake as cr_api;
+pub mod clients;
 pub mod db;
 pub mod mcp;
 pub mod proxy;

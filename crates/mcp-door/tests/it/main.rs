@@ -19,6 +19,7 @@ mod redis;
 mod seam;
 mod serve;
 mod snapshots;
+mod staged_close;
 mod support;
 mod tools;
 mod transport;
