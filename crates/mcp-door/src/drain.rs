@@ -133,13 +133,13 @@ pub async fn staged_close(
     if slot.finished.load(Ordering::Acquire) {
         return response;
     }
-    if let Some(rest) = slot.take() {
-        if !http_body::Body::is_end_stream(&rest) {
-            response
-                .headers_mut()
-                .insert(header::CONNECTION, HeaderValue::from_static("close"));
-            tokio::spawn(drain(rest, limits));
-        }
+    if let Some(rest) = slot.take()
+        && !http_body::Body::is_end_stream(&rest)
+    {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        tokio::spawn(drain(rest, limits));
     }
     response
 }

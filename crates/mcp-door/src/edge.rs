@@ -83,18 +83,18 @@ impl OriginPolicy {
 
     /// Why `headers` are refused, if they are.
     fn refusal(&self, headers: &HeaderMap) -> Option<String> {
-        if self.check_host {
-            if let Some(host) = headers.get(header::HOST) {
-                let name = host.to_str().ok().and_then(host_name);
-                let ok = name
-                    .as_deref()
-                    .is_some_and(|n| is_loopback_name(n) || self.public_host.as_deref() == Some(n));
-                if !ok {
-                    return Some(format!(
-                        "Forbidden: Host {} is not this server's",
-                        String::from_utf8_lossy(host.as_bytes())
-                    ));
-                }
+        if self.check_host
+            && let Some(host) = headers.get(header::HOST)
+        {
+            let name = host.to_str().ok().and_then(host_name);
+            let ok = name
+                .as_deref()
+                .is_some_and(|n| is_loopback_name(n) || self.public_host.as_deref() == Some(n));
+            if !ok {
+                return Some(format!(
+                    "Forbidden: Host {} is not this server's",
+                    String::from_utf8_lossy(host.as_bytes())
+                ));
             }
         }
         let origin = headers.get(header::ORIGIN)?;
@@ -199,6 +199,12 @@ fn refusal(status: StatusCode, message: &str, hint: &str) -> Response {
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
+    // Like every door answer, a refusal carries a request id, logged with its reason.
+    let request_id = uuid::Uuid::new_v4();
+    tracing::info!(%request_id, status = status.as_u16(), reason = message, "refused at the door's edge");
+    if let Ok(value) = HeaderValue::from_str(&request_id.to_string()) {
+        response.headers_mut().insert("x-request-id", value);
+    }
     response
 }
 
