@@ -88,11 +88,13 @@ pub fn html_response(status: StatusCode, html: String, redirect_target: Option<&
 
 /// `location` as a `Location` value: only ASCII. An absolute URI is written as the URL
 /// standard serializes it (an internationalized host in punycode, other non-ASCII
-/// percent-encoded as UTF-8); anything else (a relative reference) has each non-ASCII byte,
-/// control and space percent-encoded. Raw UTF-8 in a header is obs-text that clients
-/// decode differently, so a registered non-ASCII redirect URI would reach them garbled.
+/// percent-encoded as UTF-8); anything else (a relative reference) has each non-ASCII byte
+/// and space percent-encoded. Raw UTF-8 in a header is obs-text that clients decode
+/// differently, so a registered non-ASCII redirect URI would reach them garbled. A location
+/// with an ASCII control character is returned as it is, so [`see_other`] refuses it.
 pub fn location_value(location: &str) -> String {
-    if location.bytes().all(|b| b.is_ascii_graphic()) {
+    let plain = |b: u8| b.is_ascii_graphic();
+    if location.bytes().all(plain) || location.bytes().any(|b| b.is_ascii_control()) {
         return location.to_owned();
     }
     if let Ok(url) = url::Url::parse(location) {
@@ -100,7 +102,7 @@ pub fn location_value(location: &str) -> String {
     }
     let mut out = String::with_capacity(location.len() * 3);
     for b in location.bytes() {
-        if b.is_ascii_graphic() {
+        if plain(b) {
             out.push(char::from(b));
         } else {
             out.push_str(&format!("%{b:02X}"));
