@@ -115,6 +115,14 @@ impl OriginPolicy {
     }
 }
 
+/// A command-line `--allowed-origin` value: `scheme://host[:port]` (normalized: lowercase,
+/// default port dropped), or why it is not one.
+pub fn parse_origin(text: &str) -> Result<String, String> {
+    normalize_origin(text.trim()).ok_or_else(|| {
+        format!("{text:?} is not an origin: give scheme://host[:port], without path, query or credentials")
+    })
+}
+
 /// `scheme://host[:port]` of `text` (lowercase, default port dropped); `None` for `null`,
 /// opaque origins and anything with a path, query or credentials.
 fn normalize_origin(text: &str) -> Option<String> {

@@ -7,6 +7,7 @@
 mod author;
 mod cluster;
 mod crash;
+mod edge;
 mod login_memory;
 mod metrics;
 mod outage;
