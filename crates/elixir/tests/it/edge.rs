@@ -18,9 +18,13 @@ use crate::support::{self, Options, PERSON_TOKEN};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_door_and_oauth_endpoint_refusal_reaches_async_clients() {
-    let (dir, url) = testkit::db::fresh_sqlite_url();
-    let server = support::spawn_with(
-        &url,
+    // the doors with the static test tokens; the OAuth endpoints on a second server wired to
+    // the real mcp-oauth (whose verifier does not know the static tokens)
+    let (_dir, url) = testkit::db::fresh_sqlite_url();
+    let server = support::spawn(&url).await;
+    let (dir, oauth_url) = testkit::db::fresh_sqlite_url();
+    let oauth = support::spawn_with(
+        &oauth_url,
         Options {
             oauth_outbox: Some(dir.path().join("outbox")),
             ..Options::default()
@@ -70,7 +74,7 @@ async fn every_door_and_oauth_endpoint_refusal_reaches_async_clients() {
             cases.push((
                 Case::new(
                     format!("{path} 413 {framing:?}"),
-                    server.url(path),
+                    oauth.url(path),
                     2 << 20,
                     framing,
                 )
