@@ -46,7 +46,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Migrate the database, then serve the player door `POST /play/mcp`.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Apply database migrations and exit.
     Migrate,
     /// Manage user accounts.
