@@ -1,6 +1,7 @@
 //! Assembling the server: shared services, one door per principal kind (`/mcp`,
 //! `/a/{public_id}/mcp`, `/i/{public_id}/mcp`) with its catalog, authenticator, presenter,
-//! method gate and audit, and `run` with graceful shutdown and the background tasks (the OAuth
+//! method gate and audit, `/healthz` (liveness) and `/readyz` (the database and Redis
+//! answering), and `run` with graceful shutdown and the background tasks (the OAuth
 //! purge; the recorder's poller when an API token is configured).
 
 use std::collections::{HashMap, HashSet};
@@ -125,7 +126,9 @@ impl AppState {
         random: Arc<dyn Random>,
         specs: Vec<ToolSpec>,
     ) -> Result<Self, StartError> {
-        let doors = Doors::open(&config.server, Arc::clone(&clock)).await?;
+        let doors = Doors::open(&config.server, Arc::clone(&clock))
+            .await?
+            .with_public_url(&config.server, Some(&config.settings.public_url));
         let content = Content::load(&tools::docs_sections(&specs)).map_err(StartError::Content)?;
         let pool = Arc::clone(&store);
         doors.metrics.sample_pool("elixir", move || pool.pool_use());
@@ -261,7 +264,18 @@ pub fn app(state: &AppState) -> Result<Router, StartError> {
                 oauth.clone(),
             )));
     }
-    Ok(router.route("/healthz", axum::routing::get(|| async { "ok" })))
+    let store = Arc::clone(&state.services.store);
+    let readiness = state
+        .doors
+        .readiness
+        .clone()
+        .with_check("database", move || {
+            let store = Arc::clone(&store);
+            async move { store.ping().await }
+        });
+    Ok(router
+        .route("/healthz", axum::routing::get(|| async { "ok" }))
+        .merge(readiness.router()))
 }
 
 /// Connects, migrates and serves on `listener` until `shutdown` resolves, then drains.

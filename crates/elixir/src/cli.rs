@@ -152,8 +152,50 @@ pub struct ServeArgs {
     /// Database connections in the pool.
     #[arg(long, env = "ELIXIR_DB_MAX_CONNECTIONS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
     pub db_max_connections: u32,
+    /// An origin (`scheme://host[:port]`) besides the public URL's whose browser-based clients
+    /// may call the doors (CORS, after finishing OAuth); repeatable. Any other `Origin` is
+    /// refused 403.
+    #[arg(long = "allowed-origin", env = "ELIXIR_ALLOWED_ORIGINS", value_delimiter = ',', value_parser = mcp_door::edge::parse_origin)]
+    pub allowed_origins: Vec<String>,
+    /// Serve HTTPS with this PEM certificate chain (with --tls-key); reread on SIGHUP.
+    #[arg(long, env = "ELIXIR_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, env = "ELIXIR_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
+    /// Connections open at once; one more is closed as soon as it is accepted.
+    #[arg(long, env = "ELIXIR_MAX_CONNECTIONS", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+    /// Seconds a request's headers may take to arrive (an idle keep-alive connection is
+    /// closed after them too).
+    #[arg(long, env = "ELIXIR_HEADER_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=300))]
+    pub header_timeout_secs: u64,
     #[command(flatten)]
     pub upstream: UpstreamArgs,
+}
+
+impl ServeArgs {
+    /// The edge settings of these flags on `server`: allowed origins, `Host` checked when
+    /// bound to loopback, the connection cap and header timeout, TLS.
+    pub fn edge(&self, server: ServerConfig) -> ServerConfig {
+        ServerConfig {
+            allowed_origins: self.allowed_origins.clone(),
+            check_host: self.bind.ip().is_loopback(),
+            connections: mcp_door::ConnectionLimits {
+                max_connections: self.max_connections as usize,
+                header_timeout: std::time::Duration::from_secs(self.header_timeout_secs),
+                ..server.connections
+            },
+            tls: match (&self.tls_cert, &self.tls_key) {
+                (Some(cert), Some(key)) => Some(mcp_door::TlsFiles {
+                    cert: cert.clone(),
+                    key: key.clone(),
+                }),
+                _ => None,
+            },
+            ..server
+        }
+    }
 }
 
 /// Where the Clash Royale API is and where its payloads are archived.
@@ -349,7 +391,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => {
             let defaults = ServeConfig::default();
             let config = ServeConfig {
-                server: ServerConfig {
+                server: args.edge(ServerConfig {
                     database_url: cli.database_url.clone(),
                     redis_url: args.redis_url.clone(),
                     db: sqlkit::PoolSettings {
@@ -358,7 +400,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     },
                     metrics_bind: args.metrics_bind,
                     ..defaults.server
-                },
+                }),
                 settings: Settings {
                     public_url: args.public_url.clone(),
                     hourly_rate: args.hourly_rate,

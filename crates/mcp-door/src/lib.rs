@@ -37,6 +37,8 @@ pub mod catalog;
 pub mod clock;
 mod cookie;
 pub mod door;
+pub mod drain;
+pub mod edge;
 pub mod framing;
 pub mod gate;
 pub mod hooks;
@@ -44,8 +46,10 @@ pub mod jsonrpc;
 pub mod metrics;
 pub mod outcome;
 pub mod random;
+pub mod ready;
 pub mod serve;
 pub mod server;
+pub mod tls;
 pub mod web;
 
 pub use address::{AddressSource, client_address, limit_key};
@@ -60,13 +64,17 @@ pub use catalog::{
 pub use clock::{Clock, FakeClock, SystemClock};
 pub use cookie::cookie;
 pub use door::{Door, DoorConfig, Presenter, SUPPORTED_PROTOCOL_VERSIONS};
+pub use drain::DrainLimits;
+pub use edge::{DoorEdge, OriginPolicy};
 pub use gate::{GateRefusal, GateRequest, GateStage, MethodGate};
 pub use hooks::{PromptProvider, ResourceProvider, RpcFailure};
 pub use metrics::{Metrics, PoolUse};
 pub use outcome::{CallOutcome, Extensions, UNCODED_TOOL_ERROR};
 pub use random::{OsRandom, Random};
-pub use serve::{Serving, init_tracing, serve_until, shutdown_signal};
+pub use ready::Readiness;
+pub use serve::{ConnectionLimits, Serving, init_tracing, serve_until, shutdown_signal};
 pub use server::{DEFAULT_POOL, Doors, ServerConfig};
+pub use tls::{TlsFiles, TlsReloader};
 
 /// Re-exported so products build tool results and annotations with the same wire types.
 pub use rmcp::model;

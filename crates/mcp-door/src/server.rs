@@ -1,6 +1,7 @@
 //! What every product's `serve` shares: its configuration ([`ServerConfig`]: database and pool,
 //! Redis, admission limits, the pre-auth gate, the doors' transport limits, the metrics
-//! listener, the drain) and the parts every door of one server is composed from ([`Doors`]),
+//! listener, the drain, the edge — allowed origins, connection limits, TLS, readiness) and the
+//! parts every door of one server is composed from ([`Doors`]),
 //! so a product states only what differs. Product-only settings stay in each product's own
 //! configuration, which embeds a [`ServerConfig`].
 
@@ -17,8 +18,12 @@ use crate::auth::Authenticator;
 use crate::catalog::Catalog;
 use crate::clock::Clock;
 use crate::door::{Door, DoorConfig, Presenter};
+use crate::drain::DrainLimits;
+use crate::edge::{DoorEdge, OriginPolicy};
 use crate::metrics::Metrics;
-use crate::serve::Serving;
+use crate::ready::{DEFAULT_READY_TIMEOUT, Readiness};
+use crate::serve::{ConnectionLimits, Serving};
+use crate::tls::TlsFiles;
 
 /// The pool settings of [`ServerConfig::new`]: 16 connections, 5 s to get one, a 10 s
 /// statement timeout (SQLite's busy timeout) and a 5 s lock timeout (PostgreSQL).
@@ -50,13 +55,28 @@ pub struct ServerConfig {
     pub drain_timeout: Duration,
     /// Where `GET /metrics` (Prometheus) is served; `None`: not served (still counted).
     pub metrics_bind: Option<SocketAddr>,
+    /// Origins a door accepts besides the public URL's (`--allowed-origin`); browser-based
+    /// clients from them get CORS answers. Normalized `scheme://host[:port]`.
+    pub allowed_origins: Vec<String>,
+    /// Whether the doors check `Host` against the public URL (the server is bound to a
+    /// loopback address, where DNS rebinding is the threat).
+    pub check_host: bool,
+    /// The connection cap and the header and body timeouts of every connection.
+    pub connections: ConnectionLimits,
+    /// How much of a body a handler left unread is drained before the connection closes.
+    pub body_drain: DrainLimits,
+    /// Serve HTTPS with this certificate and key (`--tls-cert`/`--tls-key`).
+    pub tls: Option<TlsFiles>,
+    /// How long each `/readyz` check may take.
+    pub ready_timeout: Duration,
 }
 
 impl ServerConfig {
     /// A server on `database_url` whose Redis admission keys start with `redis_prefix`, with
     /// the platform's defaults: in-process admission with [`Limits::default`], 64 requests
-    /// authenticating at once, [`DEFAULT_POOL`], [`DoorConfig::default`], a 30 s drain and no
-    /// metrics listener.
+    /// authenticating at once, [`DEFAULT_POOL`], [`DoorConfig::default`], a 30 s drain, no
+    /// metrics listener, no allowed origin besides the public one, `Host` checked, the default
+    /// [`ConnectionLimits`] and [`DrainLimits`], plain HTTP and 2 s readiness checks.
     pub fn new(database_url: impl Into<String>, redis_prefix: impl Into<String>) -> Self {
         Self {
             database_url: database_url.into(),
@@ -68,6 +88,12 @@ impl ServerConfig {
             door: DoorConfig::default(),
             drain_timeout: Duration::from_secs(30),
             metrics_bind: None,
+            allowed_origins: Vec::new(),
+            check_host: true,
+            connections: ConnectionLimits::default(),
+            body_drain: DrainLimits::default(),
+            tls: None,
+            ready_timeout: DEFAULT_READY_TIMEOUT,
         }
     }
 
@@ -76,6 +102,9 @@ impl ServerConfig {
         Serving {
             drain_timeout: self.drain_timeout,
             metrics_bind: self.metrics_bind,
+            connections: self.connections,
+            body_drain: self.body_drain,
+            tls: self.tls.clone(),
         }
     }
 }
@@ -90,6 +119,10 @@ pub struct Doors {
     pub config: DoorConfig,
     /// Counts of every door (and the pools sampled into it), for `GET /metrics`.
     pub metrics: Arc<Metrics>,
+    /// The doors' origin policy and staged close.
+    pub edge: DoorEdge,
+    /// `/readyz`'s checks: Redis when configured; the product adds its database.
+    pub readiness: Readiness,
 }
 
 impl std::fmt::Debug for Doors {
@@ -108,10 +141,15 @@ impl Doors {
         config: &ServerConfig,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, AdmissionError> {
+        let mut readiness = Readiness::new(config.ready_timeout);
         let admission: Arc<dyn Admission> = match &config.redis_url {
-            Some(url) => Arc::new(
-                RedisAdmission::connect(url, &config.redis_prefix, config.limits.clone()).await?,
-            ),
+            Some(url) => {
+                readiness = readiness.with_redis(ready_redis(url).await?);
+                Arc::new(
+                    RedisAdmission::connect(url, &config.redis_prefix, config.limits.clone())
+                        .await?,
+                )
+            }
             None => Arc::new(LocalAdmission::new(config.limits.clone(), clock)),
         };
         Ok(Self {
@@ -119,7 +157,19 @@ impl Doors {
             pre_auth: PreAuthGate::new(config.pre_auth_concurrency),
             config: config.door.clone(),
             metrics: Arc::new(Metrics::new()),
+            edge: DoorEdge {
+                origins: Arc::new(origin_policy(config, None)),
+                drain: config.body_drain,
+            },
+            readiness,
         })
+    }
+
+    /// These parts for a server reached at `public_url`: the doors accept its origin (and,
+    /// `Host` checked, its host). Without one, loopback origins count as the server's own.
+    pub fn with_public_url(mut self, config: &ServerConfig, public_url: Option<&str>) -> Self {
+        self.edge.origins = Arc::new(origin_policy(config, public_url));
+        self
     }
 
     /// A door at `path` on these shared parts; the product adds what only it has (resources,
@@ -135,7 +185,44 @@ impl Doors {
             .with_config(self.config.clone())
             .with_pre_auth(self.pre_auth.clone())
             .with_metrics(Arc::clone(&self.metrics))
+            .with_edge(self.edge.clone())
     }
+}
+
+/// The origin policy of `config` at `public_url`. Allowed origins are validated where they are
+/// given (the command line); one that still does not parse is left out with a warning, and a
+/// public URL that does not parse leaves only loopback origins as the server's own.
+fn origin_policy(config: &ServerConfig, public_url: Option<&str>) -> OriginPolicy {
+    let allowed: Vec<String> = config
+        .allowed_origins
+        .iter()
+        .filter(|o| {
+            let ok = OriginPolicy::new(None, std::slice::from_ref(o), false).is_ok();
+            if !ok {
+                tracing::warn!(origin = %o, "not an origin; left out of the allowed origins");
+            }
+            ok
+        })
+        .cloned()
+        .collect();
+    OriginPolicy::new(public_url, &allowed, config.check_host).unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "the public URL has no origin; only loopback origins are the server's own");
+        OriginPolicy::new(None, &allowed, config.check_host).unwrap_or_default()
+    })
+}
+
+/// A connection for `/readyz`'s Redis `PING`, apart from admission's so a check never waits
+/// behind admission traffic; an unreachable Redis fails the start like admission's does.
+async fn ready_redis(url: &str) -> Result<redis::aio::ConnectionManager, AdmissionError> {
+    let client =
+        redis::Client::open(url).map_err(|e| AdmissionError::Unavailable(e.to_string()))?;
+    let config = redis::aio::ConnectionManagerConfig::new()
+        .set_connection_timeout(Duration::from_secs(1))
+        .set_response_timeout(Duration::from_secs(1))
+        .set_number_of_retries(0);
+    redis::aio::ConnectionManager::new_with_config(client, config)
+        .await
+        .map_err(|e| AdmissionError::Unavailable(e.to_string()))
 }
 
 #[cfg(test)]

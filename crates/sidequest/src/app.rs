@@ -1,5 +1,5 @@
-//! Assembling the server: the router of every door and page, and `run` with graceful
-//! shutdown. The state the handlers share and its configuration are [`crate::state`]'s
+//! Assembling the server: the router of every door and page (with `/healthz`, liveness, and
+//! `/readyz`, the database and Redis answering), and `run` with graceful shutdown. The state the handlers share and its configuration are [`crate::state`]'s
 //! (re-exported here).
 
 use std::sync::Arc;
@@ -26,12 +26,22 @@ pub fn app(state: AppState) -> Result<Router, StartError> {
         Arc::new(PlayerPresenter),
     );
     let author_door = crate::mcp::author::router(&state)?;
+    let store = Arc::clone(&state.service.store);
+    let readiness = state
+        .doors
+        .readiness
+        .clone()
+        .with_check("database", move || {
+            let store = Arc::clone(&store);
+            async move { store.ping().await }
+        });
     Ok(Router::new()
         .merge(player_door.router())
         .merge(author_door)
         .merge(crate::http::router(state.clone()))
         .merge(crate::web::router(state))
-        .route("/healthz", axum::routing::get(|| async { "ok" })))
+        .route("/healthz", axum::routing::get(|| async { "ok" }))
+        .merge(readiness.router()))
 }
 
 /// Connects, migrates and serves on `listener` until `shutdown` resolves, then drains.

@@ -46,7 +46,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Migrate the database, then serve the player door `POST /play/mcp`.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Apply database migrations and exit.
     Migrate,
     /// Manage user accounts.
@@ -124,6 +124,47 @@ pub struct ServeArgs {
     /// never queued. Default: the number of CPUs.
     #[arg(long, env = "SIDEQUEST_LOGIN_HASH_CONCURRENCY", value_parser = clap::value_parser!(u32).range(1..))]
     pub login_hash_concurrency: Option<u32>,
+    /// An origin (`scheme://host[:port]`) besides the public URL's whose browser-based clients
+    /// may call the doors (CORS); repeatable. Any other `Origin` is refused 403.
+    #[arg(long = "allowed-origin", env = "SIDEQUEST_ALLOWED_ORIGINS", value_delimiter = ',', value_parser = mcp_door::edge::parse_origin)]
+    pub allowed_origins: Vec<String>,
+    /// Serve HTTPS with this PEM certificate chain (with --tls-key); reread on SIGHUP.
+    #[arg(long, env = "SIDEQUEST_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, env = "SIDEQUEST_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
+    /// Connections open at once; one more is closed as soon as it is accepted.
+    #[arg(long, env = "SIDEQUEST_MAX_CONNECTIONS", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+    /// Seconds a request's headers may take to arrive (an idle keep-alive connection is
+    /// closed after them too).
+    #[arg(long, env = "SIDEQUEST_HEADER_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=300))]
+    pub header_timeout_secs: u64,
+}
+
+impl ServeArgs {
+    /// The edge settings of these flags on `server`: allowed origins, `Host` checked when
+    /// bound to loopback, the connection cap and header timeout, TLS.
+    pub fn edge(&self, server: ServerConfig) -> ServerConfig {
+        ServerConfig {
+            allowed_origins: self.allowed_origins.clone(),
+            check_host: self.bind.ip().is_loopback(),
+            connections: mcp_door::ConnectionLimits {
+                max_connections: self.max_connections as usize,
+                header_timeout: Duration::from_secs(self.header_timeout_secs),
+                ..server.connections
+            },
+            tls: match (&self.tls_cert, &self.tls_key) {
+                (Some(cert), Some(key)) => Some(mcp_door::TlsFiles {
+                    cert: cert.clone(),
+                    key: key.clone(),
+                }),
+                _ => None,
+            },
+            ..server
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -245,7 +286,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => {
             let defaults = ServeConfig::default();
             let config = ServeConfig {
-                server: ServerConfig {
+                server: args.edge(ServerConfig {
                     database_url: cli.database_url.clone(),
                     redis_url: args.redis_url.clone(),
                     redis_prefix: args.redis_prefix.clone(),
@@ -264,7 +305,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     },
                     metrics_bind: args.metrics_bind,
                     ..defaults.server
-                },
+                }),
                 public_url: args.public_url.clone(),
                 address_source: AddressSource::from_header(args.client_address_header.clone()),
                 login_hash_concurrency: args

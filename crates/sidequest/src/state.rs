@@ -85,7 +85,9 @@ impl AppState {
         clock: Arc<dyn Clock>,
         random: Arc<dyn Random>,
     ) -> Result<Self, StartError> {
-        let doors = Doors::open(&config.server, Arc::clone(&clock)).await?;
+        let doors = Doors::open(&config.server, Arc::clone(&clock))
+            .await?
+            .with_public_url(&config.server, config.public_url.as_deref());
         let pool = Arc::clone(&store);
         doors
             .metrics

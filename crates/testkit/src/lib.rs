@@ -1,17 +1,20 @@
 //! Dev-only helpers shared by the workspace's integration tests: fresh databases and the
-//! environment rules for optional services, an MCP client, a TCP proxy a test can cut, counting
-//! randomness, serving a router on port 0, a WebDriver client for headless Chromium, snapshot redaction
-//! and the fake Clash Royale API with its generated world (`cr_api`).
+//! environment rules for optional services, the official SDKs' HTTP clients (`clients`), an
+//! MCP client, a TCP proxy a test can cut, counting randomness, self-signed certificates and
+//! an HTTPS GET (`tls`), serving a router on port 0, a WebDriver client for headless Chromium,
+//! snapshot redaction and the fake Clash Royale API with its generated world (`cr_api`).
 
 // A test kit fails loudly: a helper that cannot set up its fixture panics with the reason.
 #![allow(clippy::panic, clippy::expect_used)]
 
 /// The fake Clash Royale API and its generated world (the `cr-fake` crate).
 pub use cr_fake as cr_api;
+pub mod clients;
 pub mod db;
 pub mod mcp;
 pub mod proxy;
 pub mod random;
 pub mod serve;
 pub mod snapshot;
+pub mod tls;
 pub mod webdriver;

@@ -21,6 +21,7 @@ mod counting_store;
 mod declarations;
 mod demo;
 mod docs;
+mod edge;
 mod errors;
 mod feedback;
 mod initialize;

@@ -123,6 +123,10 @@ pub struct Options {
     pub clock: Option<FakeClock>,
     /// The heavy tools' query budget (tiny in the query_timeout tests).
     pub heavy_query_budget: std::time::Duration,
+    /// Origins the doors allow besides the public one (`--allowed-origin`).
+    pub allowed_origins: Vec<String>,
+    /// The database pool's acquire timeout (short in the outage tests).
+    pub acquire_timeout: Option<std::time::Duration>,
 }
 
 impl Default for Options {
@@ -140,6 +144,8 @@ impl Default for Options {
             upstream: None,
             clock: None,
             heavy_query_budget: elixir::services::HEAVY_QUERY_BUDGET,
+            allowed_origins: Vec::new(),
+            acquire_timeout: None,
         }
     }
 }
@@ -171,6 +177,13 @@ pub async fn spawn_with(url: &str, mut options: Options) -> Server {
                 credential_concurrency: 64,
                 global_concurrency: 256,
                 ..Limits::default()
+            },
+            allowed_origins: options.allowed_origins.clone(),
+            db: sqlkit::PoolSettings {
+                acquire_timeout: options
+                    .acquire_timeout
+                    .unwrap_or(ServeConfig::default().server.db.acquire_timeout),
+                ..ServeConfig::default().server.db
             },
             ..ServeConfig::default().server
         },

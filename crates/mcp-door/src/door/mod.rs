@@ -141,6 +141,7 @@ struct Inner {
     audit: Arc<dyn AuditSink>,
     gate: Option<Arc<dyn MethodGate>>,
     metrics: Option<Arc<Metrics>>,
+    edge: crate::edge::DoorEdge,
 }
 
 /// One authenticated MCP endpoint.
@@ -171,8 +172,16 @@ impl Door {
                 audit: Arc::new(TracingAudit),
                 gate: None,
                 metrics: None,
+                edge: crate::edge::DoorEdge::default(),
             },
         }
+    }
+
+    /// The door's edge rules: which `Origin` and `Host` it accepts, its CORS preflights and
+    /// the staged close of a body it leaves unread ([`crate::edge`]).
+    pub fn with_edge(mut self, edge: crate::edge::DoorEdge) -> Self {
+        self.inner.edge = edge;
+        self
     }
 
     pub fn with_config(mut self, config: DoorConfig) -> Self {
@@ -218,9 +227,11 @@ impl Door {
     /// The router serving this door. Merge several doors' routers into one app.
     pub fn router<S: Clone + Send + Sync + 'static>(self) -> Router<S> {
         let path = self.inner.path.clone();
-        Router::new()
+        let edge = self.inner.edge.clone();
+        let router = Router::new()
             .route(&path, any(handle))
-            .with_state(Arc::new(self.inner))
+            .with_state(Arc::new(self.inner));
+        crate::edge::door_layers(router, edge)
     }
 }
 

@@ -29,7 +29,7 @@ async fn stop_during_a_request(
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = Serving {
         drain_timeout: drain,
-        metrics_bind: None,
+        ..Serving::new()
     };
     let server = tokio::spawn(async move {
         serve_until(

@@ -283,6 +283,7 @@ pub struct Toy {
 }
 
 pub struct ToyBuilder {
+    edge: Option<mcp_door::DoorEdge>,
     config: DoorConfig,
     limits: Limits,
     admission: Option<Arc<dyn Admission>>,
@@ -309,6 +310,7 @@ impl Toy {
             resources: false,
             presenter: None,
             metrics: None,
+            edge: None,
         }
     }
 
@@ -363,6 +365,10 @@ impl ToyBuilder {
         self.metrics = Some(metrics);
         self
     }
+    pub fn edge(mut self, edge: mcp_door::DoorEdge) -> Self {
+        self.edge = Some(edge);
+        self
+    }
 
     pub fn build(self) -> Toy {
         let clock = FakeClock::new(1_700_000_000_000);
@@ -391,6 +397,9 @@ impl ToyBuilder {
         }
         if let Some(metrics) = self.metrics {
             door = door.with_metrics(metrics);
+        }
+        if let Some(edge) = self.edge {
+            door = door.with_edge(edge);
         }
         Toy {
             router: door.router(),

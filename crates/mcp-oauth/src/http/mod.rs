@@ -52,6 +52,12 @@ impl AuthServer {
             .route("/oauth/authorize", get(authorize_get).post(authorize_post))
             .merge(cors)
             .layer(DefaultBodyLimit::max(BODY_LIMIT))
+            // a refusal written before the body is read (413 past the limit) reaches clients
+            // that read only after sending: the rest of the body is drained, not reset
+            .layer(axum::middleware::from_fn_with_state(
+                mcp_door::DrainLimits::default(),
+                mcp_door::drain::staged_close,
+            ))
             .with_state(Arc::clone(self))
     }
 

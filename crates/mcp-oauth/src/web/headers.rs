@@ -76,6 +76,31 @@ pub fn html_response(status: StatusCode, html: String, redirect_target: Option<&
     response
 }
 
+/// `location` as a `Location` value: only ASCII. An absolute URI is written as the URL
+/// standard serializes it (an internationalized host in punycode, other non-ASCII
+/// percent-encoded as UTF-8); anything else (a relative reference) has each non-ASCII byte
+/// and space percent-encoded. Raw UTF-8 in a header is obs-text that clients decode
+/// differently, so a registered non-ASCII redirect URI would reach them garbled. A location
+/// with an ASCII control character is returned as it is, so [`see_other`] refuses it.
+pub fn location_value(location: &str) -> String {
+    let plain = |b: u8| b.is_ascii_graphic();
+    if location.bytes().all(plain) || location.bytes().any(|b| b.is_ascii_control()) {
+        return location.to_owned();
+    }
+    if let Ok(url) = url::Url::parse(location) {
+        return url.into();
+    }
+    let mut out = String::with_capacity(location.len() * 3);
+    for b in location.bytes() {
+        if plain(b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// A 303 to `location`, optionally setting a cookie, with the security headers;
 /// `redirect_target` as in [`content_security_policy`]. A `location` that cannot be a header
 /// value is a 500 (without `Location`): a redirect must never lose its target silently.
@@ -86,7 +111,7 @@ pub fn see_other(
 ) -> Response {
     let mut response = Response::new(Body::empty());
     *response.status_mut() = StatusCode::SEE_OTHER;
-    match HeaderValue::from_str(location) {
+    match HeaderValue::from_str(&location_value(location)) {
         Ok(value) => {
             response.headers_mut().insert(header::LOCATION, value);
         }
@@ -102,6 +127,33 @@ pub fn see_other(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn locations_are_ascii() {
+        for (given, written) in [
+            (
+                "https://client.example/cb?x=1",
+                "https://client.example/cb?x=1",
+            ),
+            (
+                "https://bücher.example/rückruf?state=ä",
+                "https://xn--bcher-kva.example/r%C3%BCckruf?state=%C3%A4",
+            ),
+            ("com.example.app:/cb/é", "com.example.app:/cb/%C3%A9"),
+            (
+                "http://127.0.0.1:40123/callback",
+                "http://127.0.0.1:40123/callback",
+            ),
+            ("/account?done=é", "/account?done=%C3%A9"),
+        ] {
+            assert_eq!(location_value(given), written, "{given}");
+        }
+        let response = see_other("https://client.example/ünïcode?code=x", None, None);
+        assert_eq!(
+            response.headers()[header::LOCATION],
+            "https://client.example/%C3%BCn%C3%AFcode?code=x"
+        );
+    }
 
     #[test]
     fn form_action_sources() {

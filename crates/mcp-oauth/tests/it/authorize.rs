@@ -480,3 +480,36 @@ async fn n10_form_action_allows_only_the_flows_redirect_target(backend: Backend)
     }
 }
 on_both!(n10_form_action_allows_only_the_flows_redirect_target);
+
+/// A registered redirect URI with non-ASCII characters is written into `Location` in ASCII:
+/// the host in punycode, the path percent-encoded as UTF-8 (never raw UTF-8 bytes); the
+/// client still exchanges the code with the URI as it registered it.
+async fn n11_a_non_ascii_redirect_uri_is_percent_encoded_in_location(backend: Backend) {
+    let Some(h) = Harness::new(backend).await else {
+        return;
+    };
+    let registered = "https://bücher.example/rückruf";
+    let client_id = h.register(&[registered]).await;
+    let req = AuthRequest {
+        client_id,
+        redirect_uri: registered.into(),
+        resource: crate::harness::PERSON_DOOR.into(),
+        scope: None,
+        state: Some("ß".into()),
+        verifier: "g".repeat(43),
+    };
+    let done = h.consent_by_code(&req, "alice@example.com", None).await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
+    let raw = done.headers["location"].as_bytes();
+    assert!(raw.is_ascii(), "{}", String::from_utf8_lossy(raw));
+    let location = done.location().unwrap();
+    assert!(
+        location.starts_with("https://xn--bcher-kva.example/r%C3%BCckruf?code="),
+        "{location}"
+    );
+    let params = done.redirect_params();
+    assert_eq!(params["state"], "ß");
+    let tokens = h.exchange(&req, &params["code"]).await;
+    assert_eq!(tokens.status, StatusCode::OK, "{}", tokens.body);
+}
+on_both!(n11_a_non_ascii_redirect_uri_is_percent_encoded_in_location);

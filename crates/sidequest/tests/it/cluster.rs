@@ -212,17 +212,25 @@ impl Held {
         Self { stream, rest }
     }
 
-    /// Sends the rest of the body (unless `send_rest` is false) and reads the whole response;
-    /// answers (status, body).
+    /// Sends the rest of the body (unless `send_rest` is false) and reads the whole response
+    /// (up to its Content-Length: after a refusal the server keeps the connection open a while
+    /// to drain the body, so it does not wait for the close); answers (status, body).
     async fn finish(mut self, send_rest: bool) -> (u16, String) {
         if send_rest {
             self.stream.write_all(self.rest).await.expect("write");
         }
         let mut raw = Vec::new();
-        tokio::time::timeout(Duration::from_secs(20), self.stream.read_to_end(&mut raw))
-            .await
-            .expect("response in time")
-            .expect("read");
+        tokio::time::timeout(Duration::from_secs(20), async {
+            let mut buf = [0u8; 4096];
+            while !complete(&raw) {
+                match self.stream.read(&mut buf).await.expect("read") {
+                    0 => break,
+                    n => raw.extend_from_slice(&buf[..n]),
+                }
+            }
+        })
+        .await
+        .expect("response in time");
         let text = String::from_utf8_lossy(&raw).into_owned();
         let status = text
             .split(' ')
@@ -235,6 +243,21 @@ impl Held {
             .unwrap_or_default();
         (status, body)
     }
+}
+
+/// Whether `raw` holds a response head and as many body bytes as its Content-Length says.
+fn complete(raw: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(raw);
+    let Some((head, body)) = text.split_once("\r\n\r\n") else {
+        return false;
+    };
+    head.lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse::<usize>().ok())?
+        })
+        .is_some_and(|len| body.len() >= len)
 }
 
 fn error_message(reply: &testkit::mcp::Reply) -> String {

@@ -8,6 +8,7 @@ mod author;
 mod backup;
 mod cluster;
 mod crash;
+mod edge;
 mod login_memory;
 mod metrics;
 mod outage;
