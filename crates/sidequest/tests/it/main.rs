@@ -10,12 +10,14 @@ mod crash;
 mod login_memory;
 mod metrics;
 mod outage;
+mod output_schema;
 mod player;
 mod python_sdk;
 mod rest;
 mod snapshots;
 mod store;
 mod support;
+mod unauthorized;
 mod web;
 
 /// The both-backends test generator, from testkit (modules import it as `crate::on_both_backends`).
