@@ -306,6 +306,25 @@ async fn every_tool_answers_its_declared_output_schema(url: &str) {
     assert_eq!(history["versions"].as_array().unwrap().len(), 2);
     door.assert_all_called();
 
+    // A failure is a tool result with isError and its text only: no structuredContent for a
+    // schema to judge (MCP 2025-11-25 holds structured results to the schema).
+    for (client, name, args) in [
+        (
+            &door.client,
+            "get_scenario",
+            json!({"scenario_id": "00000000-0000-4000-8000-000000000000"}),
+        ),
+        (
+            &player.client,
+            "commit_play_turn",
+            turn("10000000-0000-4000-8000-000000000009", &json!(1), json!([])),
+        ),
+    ] {
+        let failed = client.tool(name, args).await;
+        assert!(failed.is_error(), "{name}: {}", failed.body);
+        assert!(failed.result().get("structuredContent").is_none(), "{name}");
+    }
+
     // The schemas refuse what they should: a time as epoch milliseconds, a time without
     // milliseconds, a field the tool does not answer, a closed set left.
     let mut epoch = context.clone();
