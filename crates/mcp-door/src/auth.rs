@@ -140,6 +140,16 @@ pub trait Authenticator: Send + Sync + 'static {
         self.challenge(error)
     }
 
+    /// The JSON-RPC error message of a 401 for `error` (`Missing` or `Invalid`). A product
+    /// whose challenge names the credential its door needs ([`BearerRealm`]) says the same
+    /// sentence here, so a client that shows only the body tells its user the same thing.
+    fn unauthorized_message(&self, error: &AuthError) -> String {
+        match error {
+            AuthError::Missing => "Unauthorized: missing bearer token".to_owned(),
+            _ => "Unauthorized: invalid, expired or revoked token".to_owned(),
+        }
+    }
+
     /// The `WWW-Authenticate` value sent with a 403 for a missing scope.
     fn insufficient_scope_challenge(&self, scopes: &[String]) -> String {
         format!(
@@ -147,6 +157,63 @@ pub trait Authenticator: Send + Sync + 'static {
             scopes.join(" ")
         )
     }
+}
+
+/// How a door without OAuth explains its 401 (RFC 6750 §3): a `realm` and two sentences that
+/// name the credential the door needs, one for a request that sent none and one for a
+/// credential that was refused. With no credential at all the challenge is the realm alone,
+/// as RFC 6750 §3.1 asks ("SHOULD NOT include an error code or other error information"); a
+/// refused one adds `error="invalid_token"` and its sentence as `error_description`. The
+/// JSON-RPC body carries the sentence in both cases ([`Authenticator::unauthorized_message`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BearerRealm {
+    realm: String,
+    missing: String,
+    invalid: String,
+}
+
+impl BearerRealm {
+    /// A realm and its two sentences. Characters a quoted `realm` or `error_description` may not
+    /// carry (RFC 6750 §3: printable ASCII without `"` and `\`) are replaced by `?`, so the
+    /// header is always well formed; keep the sentences plain ASCII.
+    pub fn new(realm: &str, missing: &str, invalid: &str) -> Self {
+        Self {
+            realm: quotable(realm),
+            missing: quotable(missing),
+            invalid: quotable(invalid),
+        }
+    }
+
+    /// The `WWW-Authenticate` value for `error`.
+    pub fn challenge(&self, error: &AuthError) -> String {
+        match error {
+            AuthError::Missing => format!("Bearer realm=\"{}\"", self.realm),
+            _ => format!(
+                "Bearer realm=\"{}\", error=\"invalid_token\", error_description=\"{}\"",
+                self.realm, self.invalid
+            ),
+        }
+    }
+
+    /// The sentence for `error`: the JSON-RPC error message of the 401, and for a refused
+    /// credential also its `error_description`.
+    pub fn message(&self, error: &AuthError) -> String {
+        match error {
+            AuthError::Missing => self.missing.clone(),
+            _ => self.invalid.clone(),
+        }
+    }
+}
+
+/// `text` with every character outside RFC 6750's `error_description` set (%x20-21 / %x23-5B /
+/// %x5D-7E) replaced by `?`.
+fn quotable(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            ' ' | '!' | '#'..='[' | ']'..='~' => c,
+            _ => '?',
+        })
+        .collect()
 }
 
 /// The bearer token of the request: exactly one `Authorization` header, scheme `Bearer`
@@ -202,6 +269,36 @@ mod tests {
         assert_eq!(bearer_token(&headers(&["Bearer "])), malformed);
         assert_eq!(bearer_token(&headers(&["Bearer a b"])), malformed);
         assert_eq!(bearer_token(&headers(&["Bearer a", "Bearer b"])), malformed);
+    }
+
+    #[test]
+    fn a_realm_challenge_follows_rfc_6750() {
+        let realm = BearerRealm::new("shop", "Send a shop key.", "The shop key was refused.");
+        // no credential at all: the realm alone, no error code or description (§3.1)
+        assert_eq!(
+            realm.challenge(&AuthError::Missing),
+            "Bearer realm=\"shop\""
+        );
+        assert_eq!(realm.message(&AuthError::Missing), "Send a shop key.");
+        for reason in [InvalidReason::Malformed, InvalidReason::Expired] {
+            let e = AuthError::Invalid(reason);
+            assert_eq!(
+                realm.challenge(&e),
+                "Bearer realm=\"shop\", error=\"invalid_token\", \
+                 error_description=\"The shop key was refused.\""
+            );
+            assert_eq!(realm.message(&e), "The shop key was refused.");
+        }
+    }
+
+    #[test]
+    fn a_realm_never_breaks_the_quoted_string() {
+        let realm = BearerRealm::new("a\"b", "x", "say \"hi\" \\ naïve\u{7f}");
+        assert_eq!(realm.challenge(&AuthError::Missing), "Bearer realm=\"a?b\"");
+        assert_eq!(
+            realm.message(&AuthError::Invalid(InvalidReason::Unknown)),
+            "say ?hi? ? na?ve?"
+        );
     }
 
     #[test]

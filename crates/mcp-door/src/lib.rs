@@ -57,7 +57,9 @@ pub use admission::{
     Admission, AdmissionError, Limits, LocalAdmission, Permit, PreAuthGate, RedisAdmission,
 };
 pub use audit::{AuditRecord, AuditSink, TracingAudit};
-pub use auth::{AuthError, AuthRequest, Authenticator, InvalidReason, Principal, bearer_token};
+pub use auth::{
+    AuthError, AuthRequest, Authenticator, BearerRealm, InvalidReason, Principal, bearer_token,
+};
 pub use catalog::{
     CallContext, Catalog, CatalogError, ToolDecl, ToolFailure, Violation, tool_json,
 };

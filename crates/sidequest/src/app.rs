@@ -21,6 +21,7 @@ pub fn app(state: AppState) -> Result<Router, StartError> {
         "/play/mcp",
         Arc::new(PlayAuthenticator {
             service: Arc::clone(&state.service),
+            realm: player::play_realm(),
         }),
         catalog,
         Arc::new(PlayerPresenter),

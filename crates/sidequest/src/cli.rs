@@ -384,7 +384,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     if json {
                         println!(
                             "{}",
-                            serde_json::json!({"assignment_id": assignment, "token": token, "expires_at": expires_at})
+                            serde_json::json!({"assignment_id": assignment, "token": token, "expires_at": crate::domain::time::iso8601(expires_at)})
                         );
                     } else {
                         println!("{token}");

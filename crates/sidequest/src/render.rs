@@ -10,6 +10,7 @@ use crate::campaign::{
     AuthorTokenRevoked, NodeDeleted, PendingReview, PlayTokenIssued, PlayTokenRevoked, Published,
     Role, ScenarioDetail, WikiHit,
 };
+use crate::domain::time::{iso8601, iso8601_opt};
 use crate::domain::wiki::WikiPage;
 use crate::domain::{Consequence, Node, Scenario};
 use crate::store::{Applied, AuthorTokenInfo};
@@ -42,8 +43,8 @@ pub fn assignment(view: &AssignmentView) -> Value {
         "version": a.version,
         "current_scene": a.current_scene,
         "summary": a.summary,
-        "created_at": a.created_at,
-        "updated_at": a.updated_at,
+        "created_at": iso8601(a.created_at),
+        "updated_at": iso8601(a.updated_at),
         "role": match view.role { Role::Gm => "gm", Role::Player => "player" },
     });
     if view.role == Role::Gm {
@@ -77,7 +78,7 @@ pub fn play_token_issued(issued: &PlayTokenIssued) -> Value {
     json!({
         "assignment_id": issued.assignment_id,
         "token": issued.token,
-        "expires_at": issued.expires_at,
+        "expires_at": iso8601(issued.expires_at),
         "mcp_path": PLAY_PATH,
     })
 }
@@ -96,7 +97,7 @@ pub fn journal(page: &AssignmentJournal) -> Value {
         "limit": page.limit,
         "entries": page.entries.iter().map(|e| {
             let mut v = json!({
-                "version": e.version, "kind": e.kind.as_str(), "created_at": e.created_at,
+                "version": e.version, "kind": e.kind.as_str(), "created_at": iso8601(e.created_at),
                 "player_action": e.player_action, "narration": e.narration, "summary": e.summary, "scene": e.scene,
             });
             if gm_view {
@@ -116,7 +117,7 @@ fn consequence_list(items: &[Consequence]) -> Value {
             .map(|c| {
                 json!({
                     "id": c.id, "version": c.version, "category": c.category.as_str(), "description": c.description,
-                    "status": c.status.as_str(), "gm_note": c.gm_note, "decided_at": c.decided_at,
+                    "status": c.status.as_str(), "gm_note": c.gm_note, "decided_at": iso8601_opt(c.decided_at),
                 })
             })
             .collect(),
@@ -136,7 +137,7 @@ pub fn review(applied: Applied) -> Value {
 
 /// A scenario without its nodes.
 pub fn scenario(s: &Scenario) -> Value {
-    json!({"id": s.id, "title": s.title, "version": s.version, "created_at": s.created_at})
+    json!({"id": s.id, "title": s.title, "version": s.version, "created_at": iso8601(s.created_at)})
 }
 
 /// A GM's scenarios.
@@ -190,7 +191,7 @@ pub fn author_token_issued(issued: &AuthorTokenIssued) -> Value {
         "id": issued.id,
         "name": issued.name,
         "token": issued.token,
-        "expires_at": issued.expires_at,
+        "expires_at": iso8601(issued.expires_at),
         "mcp_path": AUTHOR_PATH,
     })
 }
@@ -198,7 +199,7 @@ pub fn author_token_issued(issued: &AuthorTokenIssued) -> Value {
 /// A user's author tokens (never the tokens themselves).
 pub fn author_tokens(items: &[AuthorTokenInfo]) -> Value {
     json!({"items": items.iter().map(|t| json!({
-        "id": t.id, "name": t.name, "created_at": t.created_at, "expires_at": t.expires_at, "revoked_at": t.revoked_at,
+        "id": t.id, "name": t.name, "created_at": iso8601(t.created_at), "expires_at": iso8601(t.expires_at), "revoked_at": iso8601_opt(t.revoked_at),
     })).collect::<Vec<_>>()})
 }
 
@@ -209,7 +210,7 @@ pub fn author_token_revoked(revoked: &AuthorTokenRevoked) -> Value {
 
 /// A GM's wiki pages without their bodies.
 pub fn wiki_pages(pages: &[WikiPage]) -> Value {
-    json!({"pages": pages.iter().map(|p| json!({"slug": p.slug, "title": p.title, "version": p.version, "updated_at": p.updated_at})).collect::<Vec<_>>()})
+    json!({"pages": pages.iter().map(|p| json!({"slug": p.slug, "title": p.title, "version": p.version, "updated_at": iso8601(p.updated_at)})).collect::<Vec<_>>()})
 }
 
 /// One wiki page with its body.
@@ -219,7 +220,7 @@ pub fn wiki_page(page: &WikiPage) -> Value {
         "title": page.title,
         "body": page.body,
         "version": page.version,
-        "updated_at": page.updated_at,
+        "updated_at": iso8601(page.updated_at),
     })
 }
 
@@ -230,7 +231,7 @@ pub fn wiki_page_summary(page: &WikiPage) -> Value {
         "slug": page.slug,
         "title": page.title,
         "version": page.version,
-        "updated_at": page.updated_at,
+        "updated_at": iso8601(page.updated_at),
         "body_chars": page.body.chars().count(),
     })
 }
@@ -328,7 +329,7 @@ mod tests {
         };
         assert_eq!(
             wiki_page_summary(&page),
-            json!({"slug": "npc", "title": "Mira", "version": 2, "updated_at": 5, "body_chars": 4})
+            json!({"slug": "npc", "title": "Mira", "version": 2, "updated_at": "1970-01-01T00:00:00.005Z", "body_chars": 4})
         );
         assert_eq!(wiki_page(&page)["body"], "żółw");
     }

@@ -325,16 +325,12 @@ async fn process(
         Err(e) => {
             let reply = match &e {
                 AuthError::Missing | AuthError::Invalid(_) => {
-                    let message = if e == AuthError::Missing {
-                        "Unauthorized: missing bearer token"
-                    } else {
-                        "Unauthorized: invalid, expired or revoked token"
-                    };
+                    let message = inner.auth.unauthorized_message(&e);
                     Reply::status(
                         StatusCode::UNAUTHORIZED,
                         &null,
                         jsonrpc::SERVER_ERROR,
-                        message,
+                        &message,
                     )
                     .header(
                         header::WWW_AUTHENTICATE,

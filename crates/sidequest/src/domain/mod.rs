@@ -8,6 +8,7 @@ pub mod play;
 pub mod report;
 pub mod review;
 pub mod text;
+pub mod time;
 pub mod token;
 pub mod wiki;
 

@@ -19,6 +19,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use uuid::Uuid;
 
 use crate::domain::fields::FieldErrors;
+use crate::domain::time::iso8601;
 use crate::domain::token::{SESSION_TTL_MS, digest};
 use crate::domain::{Millis, User, login as throttle, password};
 use crate::http::error::{ApiError, ApiJson, ApiResult};
@@ -317,7 +318,7 @@ pub async fn login(
     let mut response = Json(json!({
         "user": user_json(&signed.user),
         "csrf_token": signed.csrf,
-        "expires_at": signed.expires_at,
+        "expires_at": iso8601(signed.expires_at),
     }))
     .into_response();
     response.headers_mut().insert(
@@ -355,7 +356,7 @@ pub async fn logout(
 
 /// `GET /api/auth/me`: who is logged in.
 pub async fn me(session: Session) -> Json<Value> {
-    Json(json!({"user": user_json(&session.user), "expires_at": session.expires_at}))
+    Json(json!({"user": user_json(&session.user), "expires_at": iso8601(session.expires_at)}))
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@ use async_trait::async_trait;
 use axum::Router;
 use mcp_door::model::{CallToolResult, ContentBlock, Implementation};
 use mcp_door::{
-    AuthError, AuthRequest, Authenticator, CallContext, CallOutcome, InvalidReason, Presenter,
-    Principal, ToolFailure, Violation, bearer_token, tool_json,
+    AuthError, AuthRequest, Authenticator, BearerRealm, CallContext, CallOutcome, InvalidReason,
+    Presenter, Principal, ToolFailure, Violation, bearer_token, tool_json,
 };
 use serde_json::Value;
 
@@ -29,10 +29,25 @@ pub const AUTHOR_PATH: &str = "/mcp";
 /// The principal kind of an author personal token.
 pub const AUTHOR_KIND: &str = "author";
 
+/// What the author door's 401 says: the credential it needs (an author token, which a GM
+/// generates on the account page `/author-tokens`). Plain ASCII, as `error_description` must be.
+pub fn author_realm() -> BearerRealm {
+    BearerRealm::new(
+        super::player::REALM,
+        "This door needs an author token from the account page (/author-tokens), sent as \
+         Authorization: Bearer sqa_...",
+        "This door needs an author token from the account page (/author-tokens); the token sent \
+         is unknown, expired or revoked, is not an author token, or its owner is no longer an \
+         active GM.",
+    )
+}
+
 /// Accepts only live author tokens of active game masters. Play tokens (and anything else)
 /// are refused by shape before any lookup.
 pub struct AuthorAuthenticator {
     pub campaign: Arc<CampaignService>,
+    /// The 401's wording ([`author_realm`]).
+    pub realm: BearerRealm,
 }
 
 #[async_trait]
@@ -71,6 +86,14 @@ impl Authenticator for AuthorAuthenticator {
             format!("author:{}", &digest[..32]),
         )
         .with_ext(grant.user))
+    }
+
+    fn challenge(&self, error: &AuthError) -> String {
+        self.realm.challenge(error)
+    }
+
+    fn unauthorized_message(&self, error: &AuthError) -> String {
+        self.realm.message(error)
     }
 }
 
@@ -175,6 +198,7 @@ pub fn router(state: &AppState) -> Result<Router, StartError> {
         AUTHOR_PATH,
         Arc::new(AuthorAuthenticator {
             campaign: Arc::clone(&campaign),
+            realm: author_realm(),
         }),
         Arc::new(catalog(campaign)?),
         Arc::new(AuthorPresenter),

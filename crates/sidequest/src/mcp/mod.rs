@@ -3,3 +3,4 @@
 
 pub mod author;
 pub mod player;
+pub mod schema;

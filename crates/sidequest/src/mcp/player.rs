@@ -7,15 +7,18 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use mcp_door::model::{CallToolResult, ContentBlock, Implementation, ToolAnnotations};
 use mcp_door::{
-    AuthError, AuthRequest, Authenticator, CallContext, CallOutcome, Catalog, CatalogError,
-    InvalidReason, Presenter, Principal, ToolDecl, ToolFailure, Violation, bearer_token, tool_json,
+    AuthError, AuthRequest, Authenticator, BearerRealm, CallContext, CallOutcome, Catalog,
+    CatalogError, InvalidReason, Presenter, Principal, ToolDecl, ToolFailure, Violation,
+    bearer_token, tool_json,
 };
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
 use crate::domain::play::{FinishArgs, TurnArgs, limits};
+use crate::domain::time::iso8601;
 use crate::domain::{JournalEvent, Language, token};
 use crate::i18n;
+use crate::mcp::schema;
 use crate::service::{
     JournalPage, MemorySearch, PlayContext, PlayService, ServiceError, receipt_result,
 };
@@ -34,9 +37,27 @@ pub struct PlayGrant {
     pub source: (Uuid, i64),
 }
 
+/// The realm of both doors' `WWW-Authenticate` challenges.
+pub const REALM: &str = "sidequest";
+
+/// What the player door's 401 says: the credential it needs (a play token, which the GM or
+/// the player generates for one assignment), so a client without one does not go looking for
+/// OAuth. Plain ASCII, as `error_description` must be.
+pub fn play_realm() -> BearerRealm {
+    BearerRealm::new(
+        REALM,
+        "This door needs a play token issued by the GM for one assignment, sent as \
+         Authorization: Bearer sqp_...",
+        "This door needs a play token issued by the GM for one assignment; the token sent is \
+         unknown, expired or revoked, or is not a play token.",
+    )
+}
+
 /// Accepts only live play tokens of active players and GMs.
 pub struct PlayAuthenticator {
     pub service: Arc<PlayService>,
+    /// The 401's wording ([`play_realm`]).
+    pub realm: BearerRealm,
 }
 
 #[async_trait]
@@ -76,6 +97,14 @@ impl Authenticator for PlayAuthenticator {
             language: grant.language,
             source: (grant.scenario_id, grant.source_version),
         }))
+    }
+
+    fn challenge(&self, error: &AuthError) -> String {
+        self.realm.challenge(error)
+    }
+
+    fn unauthorized_message(&self, error: &AuthError) -> String {
+        self.realm.message(error)
     }
 }
 
@@ -139,7 +168,8 @@ fn render<T>(
 }
 
 fn event_json(e: &JournalEvent) -> Value {
-    let mut v = json!({"version": e.version, "kind": e.kind.as_str(), "created_at": e.created_at});
+    let mut v =
+        json!({"version": e.version, "kind": e.kind.as_str(), "created_at": iso8601(e.created_at)});
     for (key, field) in [
         ("player_action", &e.player_action),
         ("narration", &e.narration),
@@ -177,7 +207,7 @@ fn context_json(c: PlayContext) -> Value {
             "auto_approve": a.auto_approve,
             "status": a.status.as_str(),
             "current_scene": a.current_scene,
-            "created_at": a.created_at,
+            "created_at": iso8601(a.created_at),
         },
         "agent_contract": i18n::agent_contract(a.language),
         "materials": materials,
@@ -259,13 +289,14 @@ pub fn catalog(service: Arc<PlayService>) -> Result<Catalog, CatalogError> {
         "Get play context",
         "Read the assignment, facilitator contract (agent_contract), public materials of the published nodes, memory, \
 current version, the last five journal events, up to twenty recent consequences with their GM status and note, and a recap. \
-A read snapshot: another operation can make its version stale.",
+A read snapshot: another operation can make its version stale. Times are ISO 8601 UTC with milliseconds (2026-12-01T18:15:02.784Z).",
         json!({"type": "object", "properties": {}, "additionalProperties": false}),
         move |ctx, _args| {
             let s = Arc::clone(&s);
             async move { render(s.context(grant(&ctx)?).await, context_json) }
         },
     )
+    .with_output_schema(schema::play_context())
     .with_annotations(annotations(true, true));
 
     let s = Arc::clone(&service);
@@ -273,7 +304,7 @@ A read snapshot: another operation can make its version stale.",
         "read_play_journal",
         "Read play journal",
         "Read the player journal ordered by committed version. Turns and the finish summary appear; GM-private notes and review \
-events are omitted, so versions can have gaps.",
+events are omitted, so versions can have gaps. Times are ISO 8601 UTC with milliseconds (2026-12-01T18:15:02.784Z).",
         json!({
             "type": "object",
             "properties": {
@@ -291,6 +322,7 @@ events are omitted, so versions can have gaps.",
             }
         },
     )
+    .with_output_schema(schema::play_journal())
     .with_annotations(annotations(true, true));
 
     let s = Arc::clone(&service);
@@ -313,6 +345,7 @@ ten matching journal excerpts, newest first.",
             }
         },
     )
+    .with_output_schema(schema::play_search())
     .with_annotations(annotations(true, true));
 
     let s = Arc::clone(&service);
@@ -359,6 +392,7 @@ operation; an identical retry returns the original receipt with replayed: true."
             }
         },
     )
+    .with_output_schema(schema::turn_receipt())
     .with_annotations(annotations(false, true));
 
     let s = Arc::clone(&service);
@@ -388,6 +422,7 @@ there is no reopen. An identical retry returns the original receipt with replaye
             }
         },
     )
+    .with_output_schema(schema::finish_receipt())
     .with_annotations(annotations(false, true));
 
     Catalog::new(vec![context, journal, search, commit, finish])

@@ -12,6 +12,7 @@ mod edge;
 mod login_memory;
 mod metrics;
 mod outage;
+mod output_schema;
 mod player;
 mod python_sdk;
 mod recipes;
@@ -19,6 +20,7 @@ mod rest;
 mod snapshots;
 mod store;
 mod support;
+mod unauthorized;
 mod web;
 
 /// The both-backends test generator, from testkit (modules import it as `crate::on_both_backends`).

@@ -17,6 +17,7 @@ use crate::domain::User;
 use crate::domain::play::{DomainError, limits};
 use crate::domain::review::{self, ReviewArgs};
 use crate::domain::wiki::{self, WikiWrite};
+use crate::mcp::schema;
 use crate::render;
 
 const UUID_PATTERN: &str =
@@ -132,17 +133,18 @@ fn scenario_tools(c: &Arc<CampaignService>) -> Vec<ToolDecl> {
             "list_scenarios",
             "List scenarios",
             "List your scenarios, oldest first: id, title, latest published source version (0 before \
-the first publish) and creation time.",
+the first publish) and creation time. Times are ISO 8601 UTC with milliseconds (2026-12-01T18:15:02.784Z).",
             no_arguments(),
             Effect::Read,
             |c, user, _args| async move { Ok(render::scenarios(&c.scenarios(&user).await?)) },
-        ),
+        )
+        .with_output_schema(schema::scenarios()),
         tool(
             c,
             "get_scenario",
             "Get scenario",
             "Read one of your scenarios: its draft nodes (what put_node edits) and the nodes of its latest \
-published source version, each with kind, title, published flag, public_text and gm_text.",
+published source version, each with kind, title, published flag, public_text and gm_text. Times are ISO 8601 UTC with milliseconds (2026-12-01T18:15:02.784Z).",
             object(
                 json!({"scenario_id": uuid_schema("The scenario's id.")}),
                 &["scenario_id"],
@@ -152,13 +154,14 @@ published source version, each with kind, title, published flag, public_text and
                 let id = uuid_arg(&args, "scenario_id")?;
                 Ok(render::scenario_detail(&c.scenario(&user, id).await?))
             },
-        ),
+        )
+        .with_output_schema(schema::scenario_detail()),
         tool(
             c,
             "create_scenario",
             "Create scenario",
             "Create an empty scenario with this title. Add nodes with put_node, then publish_scenario to \
-make source version 1 that assignments can use. Each call creates a new scenario.",
+make source version 1 that assignments can use. Each call creates a new scenario. Times are ISO 8601 UTC with milliseconds (2026-12-01T18:15:02.784Z).",
             object(
                 json!({"title": {"type": "string", "minLength": 1, "maxLength": campaign::TITLE_CHARS, "description": "Title (1–200 characters)."}}),
                 &["title"],
@@ -168,7 +171,8 @@ make source version 1 that assignments can use. Each call creates a new scenario
                 let scenario = c.create_scenario(&user, &str_arg(&args, "title")).await?;
                 Ok(render::scenario(&scenario))
             },
-        ),
+        )
+        .with_output_schema(schema::scenario()),
         tool(
             c,
             "put_node",
@@ -201,7 +205,8 @@ current_scene.",
                     &c.put_node(&user, id, &node_id, &input).await?,
                 ))
             },
-        ),
+        )
+        .with_output_schema(schema::node()),
         tool(
             c,
             "delete_node",
@@ -221,7 +226,8 @@ node itself cannot be restored. Unknown nodes are 404.",
                 let deleted = c.delete_node(&user, id, &str_arg(&args, "node_id")).await?;
                 Ok(render::node_deleted(&deleted))
             },
-        ),
+        )
+        .with_output_schema(schema::node_deleted()),
         tool(
             c,
             "publish_scenario",
@@ -238,7 +244,8 @@ call creates a new version.",
                 let id = uuid_arg(&args, "scenario_id")?;
                 Ok(render::published(&c.publish(&user, id).await?))
             },
-        ),
+        )
+        .with_output_schema(schema::published()),
     ]
 }
 
@@ -259,18 +266,19 @@ fn assignment_tools(c: &Arc<CampaignService>) -> Vec<ToolDecl> {
             "list_assignments",
             "List assignments",
             "List up to 200 most recent assignments you run as GM (role gm) or play in (role player): \
-character, mode, status, current version, scene and brief. GM notes appear only where you are the GM.",
+character, mode, status, current version, scene and brief. GM notes appear only where you are the GM. Times are ISO 8601 UTC with milliseconds (2026-12-01T18:15:02.784Z).",
             no_arguments(),
             Effect::Read,
             |c, user, _args| async move { Ok(render::assignments(&c.list(&user).await?)) },
-        ),
+        )
+        .with_output_schema(schema::assignments()),
         tool(
             c,
             "get_assignment",
             "Get assignment",
             "Read one assignment (GM notes only if you are its GM) with its pending count and every \
 consequence proposed during play: id, version of the turn, category, description, status \
-(pending, approved, rejected) and the GM note.",
+(pending, approved, rejected) and the GM note. Times are ISO 8601 UTC with milliseconds (2026-12-01T18:15:02.784Z).",
             object(
                 json!({"assignment_id": uuid_schema("The assignment's id.")}),
                 &["assignment_id"],
@@ -280,14 +288,15 @@ consequence proposed during play: id, version of the turn, category, description
                 let id = uuid_arg(&args, "assignment_id")?;
                 Ok(render::assignment_overview(&c.overview(&user, id).await?))
             },
-        ),
+        )
+        .with_output_schema(schema::assignment_overview()),
         tool(
             c,
             "read_assignment_journal",
             "Read assignment journal",
             "Read an assignment's journal ordered by committed version: turns (player action, narration, \
 scene), the finish summary and, for the GM, review events and GM-private notes. Use it to judge \
-pending consequences in context.",
+pending consequences in context. Times are ISO 8601 UTC with milliseconds (2026-12-01T18:15:02.784Z).",
             object(
                 json!({
                     "assignment_id": uuid_schema("The assignment's id."),
@@ -306,7 +315,8 @@ pending consequences in context.",
                     .unwrap_or(limits::JOURNAL_PAGE_DEFAULT);
                 Ok(render::journal(&c.journal(&user, id, offset, limit).await?))
             },
-        ),
+        )
+        .with_output_schema(schema::assignment_journal()),
         tool(
             c,
             "list_pending_consequences",
@@ -319,7 +329,8 @@ a review needs), status, and each pending consequence's id, category and descrip
             |c, user, _args| async move {
                 Ok(render::pending_reviews(&c.pending_reviews(&user).await?))
             },
-        ),
+        )
+        .with_output_schema(schema::pending_reviews()),
         tool(
             c,
             "review_consequences",
@@ -350,7 +361,8 @@ returns the original receipt with replayed: true. Completed assignments can be r
                 let review: ReviewArgs = parse(args)?;
                 Ok(render::review(c.review(&user, id, review).await?))
             },
-        ),
+        )
+        .with_output_schema(schema::review_receipt()),
     ]
 }
 
@@ -366,17 +378,18 @@ fn wiki_tools(c: &Arc<CampaignService>) -> Vec<ToolDecl> {
             "wiki_list_pages",
             "List wiki pages",
             "List the pages of your private campaign wiki by slug: slug, title, current version and last \
-update. Players never see the wiki.",
+update. Players never see the wiki. Times are ISO 8601 UTC with milliseconds (2026-12-01T18:15:02.784Z).",
             no_arguments(),
             Effect::Read,
             |c, user, _args| async move { Ok(render::wiki_pages(&c.wiki_list(&user).await?)) },
-        ),
+        )
+        .with_output_schema(schema::wiki_pages()),
         tool(
             c,
             "wiki_read_page",
             "Read wiki page",
             "Read one page of your private wiki: slug, title, Markdown body, version, last update. Pass \
-version to read an older version listed by wiki_page_history.",
+version to read an older version listed by wiki_page_history. Times are ISO 8601 UTC with milliseconds (2026-12-01T18:15:02.784Z).",
             object(
                 json!({
                     "slug": slug(),
@@ -393,7 +406,8 @@ version to read an older version listed by wiki_page_history.",
                 };
                 Ok(render::wiki_page(&page))
             },
-        ),
+        )
+        .with_output_schema(schema::wiki_page()),
         tool(
             c,
             "wiki_write_page",
@@ -402,7 +416,7 @@ version to read an older version listed by wiki_page_history.",
 concurrency: expected_version 0 creates a new page; otherwise pass the version you read. If the \
 page moved on (or already exists), the write fails with 409 and changes nothing: read it again and \
 merge. Every write keeps the previous version in the history. Returns slug, title, the new \
-version, updated_at and body_chars (not the body you sent).",
+version, updated_at and body_chars (not the body you sent). Times are ISO 8601 UTC with milliseconds (2026-12-01T18:15:02.784Z).",
             object(
                 json!({
                     "slug": slug(),
@@ -419,7 +433,8 @@ version, updated_at and body_chars (not the body you sent).",
                     &c.wiki_write(&user, &write).await?,
                 ))
             },
-        ),
+        )
+        .with_output_schema(schema::wiki_page_summary()),
         tool(
             c,
             "wiki_search",
@@ -435,13 +450,14 @@ first, then most recently updated: slug, title, version and an excerpt around th
                 let hits = c.wiki_search(&user, &str_arg(&args, "query")).await?;
                 Ok(render::wiki_hits(&hits))
             },
-        ),
+        )
+        .with_output_schema(schema::wiki_hits()),
         tool(
             c,
             "wiki_page_history",
             "Wiki page history",
             "List every version of one page of your private wiki, newest first: version, title, last update \
-and body length in characters. Read an old version with wiki_read_page and version.",
+and body length in characters. Read an old version with wiki_read_page and version. Times are ISO 8601 UTC with milliseconds (2026-12-01T18:15:02.784Z).",
             object(json!({"slug": slug()}), &["slug"]),
             Effect::Read,
             |c, user, args| async move {
@@ -449,6 +465,7 @@ and body length in characters. Read an old version with wiki_read_page and versi
                 let history = c.wiki_history(&user, &slug).await?;
                 Ok(render::wiki_history(&slug, &history))
             },
-        ),
+        )
+        .with_output_schema(schema::wiki_history()),
     ]
 }

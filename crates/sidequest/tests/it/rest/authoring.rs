@@ -188,6 +188,10 @@ async fn author_tokens(url: &str) {
     let items = list.json()["items"].clone();
     assert_eq!(items[0]["name"], "Claude desktop");
     assert_eq!(items[0]["revoked_at"], Value::Null);
+    // times are ISO 8601 UTC with milliseconds and Z; an author token lives 90 days
+    assert_eq!(items[0]["created_at"], "2026-01-01T00:00:00.000Z");
+    assert_eq!(items[0]["expires_at"], "2026-04-01T00:00:00.000Z");
+    assert_eq!(created["expires_at"], "2026-04-01T00:00:00.000Z");
     assert_eq!(
         rival.get("/api/author-tokens/").await.json()["items"],
         json!([])
@@ -202,10 +206,14 @@ async fn author_tokens(url: &str) {
         .delete(&format!("/api/author-tokens/{id}/"))
         .await
         .expect(404);
+    s.clock.advance_millis(1_234);
     gm.delete(&format!("/api/author-tokens/{id}/"))
         .await
         .expect(200);
-    assert!(gm.get("/api/author-tokens/").await.json()["items"][0]["revoked_at"].is_i64());
+    assert_eq!(
+        gm.get("/api/author-tokens/").await.json()["items"][0]["revoked_at"],
+        "2026-01-01T00:00:01.234Z"
+    );
     gm.delete(&format!("/api/author-tokens/{id}/"))
         .await
         .expect(404);
