@@ -1,4 +1,4 @@
-//! Optional resources and prompts a product can expose through a door.
+//! Optional resources, prompts and argument completion a product can expose through a door.
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
@@ -33,5 +33,20 @@ pub trait PromptProvider: Send + Sync + 'static {
         ctx: &CallContext,
         name: &str,
         arguments: &Map<String, Value>,
+    ) -> Result<Value, RpcFailure>;
+}
+
+/// `completion/complete`: suggestions for a prompt's or resource template's argument.
+#[async_trait]
+pub trait CompletionProvider: Send + Sync + 'static {
+    /// The `result` of `completion/complete` (`{"completion": {"values": [...], ...}}`) for
+    /// `reference` (`{"type": "ref/prompt", "name"}` or `{"type": "ref/resource", "uri"}`),
+    /// the argument being completed (`{"name", "value"}`) and the optional `context`.
+    async fn complete(
+        &self,
+        ctx: &CallContext,
+        reference: &Value,
+        argument: &Value,
+        context: Option<&Value>,
     ) -> Result<Value, RpcFailure>;
 }

@@ -10,6 +10,7 @@ mod admission;
 mod audit;
 mod auth;
 mod body;
+mod eras;
 mod framing;
 mod gate;
 mod lifecycle;
