@@ -36,6 +36,7 @@ mod python_oauth;
 mod record_store;
 mod recorder;
 mod refusals;
+mod sdk_eras;
 mod service_tools;
 mod signin;
 mod snapshots;
