@@ -13,6 +13,7 @@ mod outage;
 mod player;
 mod python_sdk;
 mod rest;
+mod sdk_eras;
 mod snapshots;
 mod store;
 mod support;
