@@ -16,6 +16,7 @@ use mcp_door::{
 };
 
 mod content;
+mod local;
 mod tools;
 
 pub use content::{FixtureCompletions, FixturePrompts, FixtureResources};
@@ -75,7 +76,8 @@ impl Presenter for FixturePresenter {
 }
 
 /// The fixture door as a router (`POST /mcp`), with the in-process admission the embedded
-/// products use and limits roomy enough for the suite's bursts.
+/// products use, limits roomy enough for the suite's bursts, and Host/Origin held to the
+/// loopback names.
 pub fn router() -> Result<Router, CatalogError> {
     let catalog = Arc::new(Catalog::new(fixture_tools())?);
     let limits = Limits {
@@ -95,5 +97,6 @@ pub fn router() -> Result<Router, CatalogError> {
     .with_prompts(Arc::new(FixturePrompts))
     .with_resources(Arc::new(FixtureResources))
     .with_completions(Arc::new(FixtureCompletions))
-    .router())
+    .router()
+    .layer(axum::middleware::from_fn(local::only_local)))
 }

@@ -140,6 +140,26 @@ pub fn fixture_tools() -> Vec<ToolDecl> {
             },
         ),
         ToolDecl::new(
+            "test_mcp_param_headers",
+            "Mcp-Param headers",
+            "Echoes region and query; region is mirrored in the Mcp-Param-Region header (x-mcp-header).",
+            json!({"type": "object", "properties": {
+                "region": {"type": "string", "description": "Where to run", "x-mcp-header": "Region"},
+                "query": {"type": "string"}
+            }, "required": ["region"], "additionalProperties": false}),
+            |_ctx: CallContext, args: Map<String, Value>| async move {
+                Ok::<_, ToolFailure>(CallToolResult::success(vec![ContentBlock::text(format!(
+                    "region={} query={}",
+                    args.get("region")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default(),
+                    args.get("query")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                ))]))
+            },
+        ),
+        ToolDecl::new(
             "test_missing_capability",
             "Missing capability",
             "Needs the client's sampling capability: a request that does not declare it is refused with MissingRequiredClientCapabilityError; one that does is told so.",

@@ -19,6 +19,7 @@ pub(super) async fn call_tool(
     mut ctx: CallContext,
     params: Map<String, Value>,
     version: Version,
+    headers: &http::HeaderMap,
     record: &mut AuditRecord,
 ) -> Reply {
     let Some(name) = params.get("name").and_then(Value::as_str) else {
@@ -51,6 +52,18 @@ pub(super) async fn call_tool(
     if !decl.visible_to(&kind) {
         let (message, data) = inner.presenter.hidden_tool(name, &kind);
         return Reply::rpc_error(id, jsonrpc::METHOD_NOT_FOUND, &message, Some(data));
+    }
+    if version.is_stateless()
+        && let Err(mismatch) = super::params::check(&decl.input_schema, &arguments, headers)
+    {
+        let mut reply = Reply::rpc_error(
+            id,
+            jsonrpc::HEADER_MISMATCH,
+            &format!("Header mismatch: {mismatch}"),
+            None,
+        );
+        reply.status = StatusCode::BAD_REQUEST;
+        return reply;
     }
     if let Some(scope) = &decl.scope
         && !ctx.principal.scopes.iter().any(|s| s == scope)

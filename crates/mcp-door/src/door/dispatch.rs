@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use http::StatusCode;
+use http::{HeaderMap, StatusCode};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
@@ -39,7 +39,12 @@ fn invalid_params(message: &str) -> RpcFailure {
 }
 
 /// Runs the method and shapes its answer for the revision in use.
-pub(super) async fn dispatch(inner: &Inner, call: Call, record: &mut AuditRecord) -> Reply {
+pub(super) async fn dispatch(
+    inner: &Inner,
+    call: Call,
+    headers: &HeaderMap,
+    record: &mut AuditRecord,
+) -> Reply {
     let Call {
         principal,
         request_id,
@@ -83,7 +88,7 @@ pub(super) async fn dispatch(inner: &Inner, call: Call, record: &mut AuditRecord
             .into_iter()
             .map(|t| version.tool(t))
             .collect::<Vec<_>>()})),
-        "tools/call" => return call_tool(inner, &id, ctx, params, version, record).await,
+        "tools/call" => return call_tool(inner, &id, ctx, params, version, headers, record).await,
         "resources/list" | "resources/templates/list" | "resources/read"
             if inner.resources.is_some() =>
         {

@@ -73,7 +73,7 @@ fn unsupported(id: &Value, requested: &Value) -> Reply {
 }
 
 /// `=?base64?…?=` decoded; any other value as it is.
-fn decode_header(raw: &str) -> Option<String> {
+pub(super) fn decode_header(raw: &str) -> Option<String> {
     match raw
         .strip_prefix("=?base64?")
         .and_then(|r| r.strip_suffix("?="))

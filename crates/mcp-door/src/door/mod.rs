@@ -32,6 +32,7 @@ mod call;
 mod discover;
 mod dispatch;
 mod era;
+mod params;
 mod reply;
 pub mod version;
 
@@ -505,5 +506,5 @@ async fn admitted(
         params,
         route,
     };
-    dispatch::dispatch(inner, call, record).await
+    dispatch::dispatch(inner, call, &parts.headers, record).await
 }
