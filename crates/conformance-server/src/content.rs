@@ -4,7 +4,8 @@
 
 use async_trait::async_trait;
 use mcp_door::{
-    CallContext, CompletionProvider, PromptProvider, ResourceProvider, RpcFailure, jsonrpc,
+    CallContext, CompletionProvider, HookAnswer, PromptProvider, ResourceProvider, RpcFailure,
+    jsonrpc,
 };
 use serde_json::{Map, Value, json};
 
@@ -55,8 +56,42 @@ impl PromptProvider for FixturePrompts {
                 {"name": "resourceUri", "description": "URI of the resource to embed", "required": true}
              ]},
             {"name": "test_prompt_with_image", "title": "Prompt With Image",
-             "description": "A prompt that includes image content"}
+             "description": "A prompt that includes image content"},
+            {"name": "test_input_required_result_prompt", "title": "Prompt With Asked Context",
+             "description": "Asks the client (elicitation, 2026-07-28) what context to use"}
         ]}))
+    }
+
+    async fn get_interactive(
+        &self,
+        ctx: &CallContext,
+        name: &str,
+        arguments: &Map<String, Value>,
+    ) -> Result<HookAnswer, RpcFailure> {
+        if name != "test_input_required_result_prompt" {
+            return self
+                .get(ctx, name, arguments)
+                .await
+                .map(HookAnswer::Complete);
+        }
+        Ok(
+            match crate::mrtr::accepted(ctx, "user_context", "context").and_then(Value::as_str) {
+                Some(context) => HookAnswer::Complete(json!({"messages": [
+                    text("user", &format!("Use this context: {context}"))
+                ]})),
+                None => HookAnswer::InputRequired(crate::mrtr::ask(
+                    vec![(
+                        "user_context",
+                        crate::mrtr::elicit(
+                            "What context should the prompt use?",
+                            json!({"context": {"type": "string"}}),
+                            &["context"],
+                        ),
+                    )],
+                    None,
+                )),
+            },
+        )
     }
 
     async fn get(

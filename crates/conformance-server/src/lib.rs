@@ -17,6 +17,7 @@ use mcp_door::{
 
 mod content;
 mod local;
+mod mrtr;
 mod tools;
 
 pub use content::{FixtureCompletions, FixturePrompts, FixtureResources};
@@ -79,7 +80,11 @@ impl Presenter for FixturePresenter {
 /// products use, limits roomy enough for the suite's bursts, and Host/Origin held to the
 /// loopback names.
 pub fn router() -> Result<Router, CatalogError> {
-    let catalog = Arc::new(Catalog::new(fixture_tools())?);
+    let mut tools = fixture_tools();
+    tools.extend(mrtr::tools());
+    let catalog = Arc::new(Catalog::new(tools)?);
+    let mut key = [0u8; 32];
+    mcp_door::Random::fill(&mcp_door::OsRandom, &mut key);
     let limits = Limits {
         rate_per_window: 100_000,
         credential_concurrency: 256,
@@ -97,6 +102,7 @@ pub fn router() -> Result<Router, CatalogError> {
     .with_prompts(Arc::new(FixturePrompts))
     .with_resources(Arc::new(FixtureResources))
     .with_completions(Arc::new(FixtureCompletions))
+    .with_request_state_key(key)
     .router()
     .layer(axum::middleware::from_fn(local::only_local)))
 }

@@ -24,6 +24,10 @@ pub struct CallContext {
     /// The client's capabilities as a 2026-07-28 request declares them in `_meta`; `None` on
     /// a handshake-era request (a stateless door never keeps what `initialize` said).
     pub client_capabilities: Option<Value>,
+    /// A 2026-07-28 retry's `inputResponses` (the client's answers to an `input_required`).
+    pub input_responses: Option<Map<String, Value>>,
+    /// The state of the `input_required` answer this request retries, verified by the door.
+    pub request_state: Option<Value>,
     /// Undeclared arguments the door removed before validation because the presenter lists
     /// them as lenient for this tool and kind (see `Presenter::lenient_arguments`).
     pub ignored_arguments: Vec<String>,
@@ -47,6 +51,10 @@ pub enum ToolFailure {
     /// `data.requiredCapabilities`; a handshake-era request: −32600 with the same data.
     #[error("missing client capability: {0}")]
     MissingClientCapability(Value),
+    /// Not a failure: the call needs input from the client first → 2026-07-28: an
+    /// `input_required` result; a handshake-era request: −32600 saying so.
+    #[error("input required: {0:?}")]
+    InputRequired(crate::hooks::InputRequired),
 }
 
 /// A tool handler: validated arguments in, a tool result and what the door records about it

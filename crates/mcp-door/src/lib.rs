@@ -60,7 +60,9 @@ pub use clock::{Clock, FakeClock, SystemClock};
 pub use cookie::cookie;
 pub use door::{CacheHint, Door, DoorConfig, Presenter, SUPPORTED_PROTOCOL_VERSIONS};
 pub use gate::{GateRefusal, GateRequest, GateStage, MethodGate};
-pub use hooks::{CompletionProvider, PromptProvider, ResourceProvider, RpcFailure};
+pub use hooks::{
+    CompletionProvider, HookAnswer, InputRequired, PromptProvider, ResourceProvider, RpcFailure,
+};
 pub use metrics::{Metrics, PoolUse};
 pub use outcome::{CallOutcome, Extensions, UNCODED_TOOL_ERROR};
 pub use random::{OsRandom, Random};

@@ -140,6 +140,17 @@ pub(super) async fn call_tool(
                 tracing::error!(%request_id, %detail, "tool failed");
                 return Reply::internal(inner.presenter.internal_error_status(), id, request_id);
             }
+            Ok(Err(ToolFailure::InputRequired(asked))) => {
+                return super::mrtr::answer(
+                    inner,
+                    version,
+                    id,
+                    request_id,
+                    "tools/call",
+                    &params,
+                    asked,
+                );
+            }
             Ok(Err(ToolFailure::MissingClientCapability(required))) => {
                 let names: Vec<&str> = required
                     .as_object()

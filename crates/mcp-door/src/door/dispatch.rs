@@ -12,12 +12,13 @@ use uuid::Uuid;
 use super::call::call_tool;
 use super::discover;
 use super::era::Route;
+use super::mrtr;
 use super::version::{self, Version};
 use super::{Inner, REMOVED_IN_STATELESS, Reply, method_not_found};
 use crate::audit::AuditRecord;
 use crate::auth::Principal;
 use crate::catalog::CallContext;
-use crate::hooks::RpcFailure;
+use crate::hooks::{HookAnswer, RpcFailure};
 use crate::jsonrpc;
 
 /// One request past framing, the era decided.
@@ -64,6 +65,10 @@ pub(super) async fn dispatch(
         ),
         _ => route.version(),
     };
+    let retry = match mrtr::retry(inner, version, &id, &method, &params) {
+        Ok(r) => r,
+        Err(reply) => return reply,
+    };
     let ctx = CallContext {
         principal: Arc::clone(&principal),
         request_id,
@@ -72,6 +77,8 @@ pub(super) async fn dispatch(
             Route::Stateless(e) => Some(e.client_capabilities.clone()),
             Route::Handshake(_) => None,
         },
+        input_responses: retry.input_responses,
+        request_state: retry.request_state,
         ignored_arguments: Vec::new(),
         extensions: record.extensions.clone(),
     };
@@ -99,7 +106,15 @@ pub(super) async fn dispatch(
                 "resources/list" => r.list(&ctx).await,
                 "resources/templates/list" => r.templates(&ctx).await,
                 _ => match params.get("uri").and_then(Value::as_str) {
-                    Some(uri) => r.read(&ctx, uri).await,
+                    Some(uri) => match r.read_interactive(&ctx, uri).await {
+                        Ok(HookAnswer::Complete(v)) => Ok(v),
+                        Ok(HookAnswer::InputRequired(asked)) => {
+                            return mrtr::answer(
+                                inner, version, &id, request_id, &method, &params, asked,
+                            );
+                        }
+                        Err(e) => Err(e),
+                    },
                     None => Err(invalid_params("params.uri must be a string")),
                 },
             }
@@ -117,7 +132,15 @@ pub(super) async fn dispatch(
                     .cloned()
                     .unwrap_or_default();
                 match params.get("name").and_then(Value::as_str) {
-                    Some(name) => p.get(&ctx, name, &args).await,
+                    Some(name) => match p.get_interactive(&ctx, name, &args).await {
+                        Ok(HookAnswer::Complete(v)) => Ok(v),
+                        Ok(HookAnswer::InputRequired(asked)) => {
+                            return mrtr::answer(
+                                inner, version, &id, request_id, &method, &params, asked,
+                            );
+                        }
+                        Err(e) => Err(e),
+                    },
                     None => Err(invalid_params("params.name must be a string")),
                 }
             }

@@ -32,6 +32,7 @@ mod call;
 mod discover;
 mod dispatch;
 mod era;
+mod mrtr;
 mod params;
 mod reply;
 pub mod version;
@@ -160,6 +161,7 @@ struct Inner {
     resources: Option<Arc<dyn ResourceProvider>>,
     prompts: Option<Arc<dyn PromptProvider>>,
     completions: Option<Arc<dyn CompletionProvider>>,
+    request_state_key: Option<Vec<u8>>,
     audit: Arc<dyn AuditSink>,
     gate: Option<Arc<dyn MethodGate>>,
     metrics: Option<Arc<Metrics>>,
@@ -191,6 +193,7 @@ impl Door {
                 resources: None,
                 prompts: None,
                 completions: None,
+                request_state_key: None,
                 audit: Arc::new(TracingAudit),
                 gate: None,
                 metrics: None,
@@ -222,6 +225,14 @@ impl Door {
     /// Answers `completion/complete` with `provider` and declares `completions`.
     pub fn with_completions(mut self, provider: Arc<dyn CompletionProvider>) -> Self {
         self.inner.completions = Some(provider);
+        self
+    }
+
+    /// The HMAC-SHA256 key sealing the `requestState` of 2026-07-28 `input_required` answers
+    /// (at least 32 random bytes; every instance behind one URL needs the same key). Without
+    /// one, an answer with state is −32603 and any `requestState` sent is −32602.
+    pub fn with_request_state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.inner.request_state_key = Some(key.into());
         self
     }
 

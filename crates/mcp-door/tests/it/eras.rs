@@ -10,8 +10,8 @@ use axum::Router;
 use http::StatusCode;
 use mcp_door::model::{CallToolResult, ContentBlock, Resource};
 use mcp_door::{
-    CallContext, CallOutcome, Catalog, Door, LocalAdmission, PromptProvider, RpcFailure, ToolDecl,
-    ToolFailure, tool_json,
+    CallContext, CallOutcome, Catalog, Door, InputRequired, LocalAdmission, PromptProvider,
+    RpcFailure, ToolDecl, ToolFailure, tool_json,
 };
 use serde_json::{Map, Value, json};
 
@@ -80,16 +80,40 @@ fn door() -> Router {
             }
         },
     );
+    let asker = ToolDecl::new(
+        "asker",
+        "Asker",
+        "Asks the client for a name, carrying state.",
+        json!({"type": "object"}),
+        |ctx: CallContext, _args| async move {
+            let name = ctx
+                .input_responses
+                .as_ref()
+                .and_then(|r| r["who"]["content"]["name"].as_str().map(str::to_owned));
+            match (ctx.request_state, name) {
+                (Some(state), Some(name)) => Ok(tool_json(json!({"name": name, "state": state}))),
+                _ => Err(ToolFailure::InputRequired(InputRequired {
+                    input_requests: Map::from_iter([(
+                        "who".to_owned(),
+                        json!({"method": "elicitation/create", "params": {"message": "Name?",
+                            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}}),
+                    )]),
+                    state: Some(json!({"round": 1})),
+                })),
+            }
+        },
+    );
     let clock = mcp_door::FakeClock::new(1_700_000_000_000);
     Door::new(
         PATH,
         Arc::new(ToyAuth::default()),
-        Arc::new(Catalog::new(vec![rich, sampler]).unwrap()),
+        Arc::new(Catalog::new(vec![rich, sampler, asker]).unwrap()),
         Arc::new(LocalAdmission::new(roomy_limits(), Arc::new(clock))),
         Arc::new(ToyPresenter),
     )
     .with_resources(Arc::new(ToyResources))
     .with_prompts(Arc::new(TitledPrompts))
+    .with_request_state_key([9u8; 32])
     .router()
 }
 
@@ -470,4 +494,80 @@ async fn an_undeclared_client_capability_is_refused_with_what_is_required() {
     .await
     .result();
     assert_eq!(result["structuredContent"]["sampled"], true);
+}
+
+#[tokio::test]
+async fn input_required_round_trips_with_sealed_state_and_refuses_a_tampered_one() {
+    let router = door();
+    let first = stateless(
+        &router,
+        "tools/call",
+        json!({"name": "asker", "arguments": {}}),
+    )
+    .await
+    .result();
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    assert_eq!(
+        first["inputRequests"]["who"]["method"],
+        "elicitation/create"
+    );
+    assert!(
+        first.get("ttlMs").is_none(),
+        "interim results carry no caching hints"
+    );
+    let state = first["requestState"].as_str().unwrap().to_owned();
+    assert!(
+        !state.contains("round"),
+        "the state is sealed, not shown: {state}"
+    );
+    let answer = json!({"who": {"action": "accept", "content": {"name": "Ada"}}});
+    let done = stateless(
+        &router,
+        "tools/call",
+        json!({"name": "asker", "arguments": {}, "inputResponses": answer, "requestState": state}),
+    )
+    .await
+    .result();
+    assert_eq!(done["resultType"], "complete");
+    assert_eq!(
+        done["structuredContent"],
+        json!({"name": "Ada", "state": {"round": 1}})
+    );
+    // one changed character, or state issued for another tool, is −32602 and the handler never runs
+    let mut tampered = state.clone().into_bytes();
+    tampered[2] ^= 1;
+    let tampered = String::from_utf8(tampered).unwrap();
+    for (tool, sealed) in [("asker", tampered.as_str()), ("rich", state.as_str())] {
+        let reply = stateless(
+            &router,
+            "tools/call",
+            json!({"name": tool, "arguments": {}, "inputResponses": answer, "requestState": sealed}),
+        )
+        .await;
+        let error = assert_refused(&reply, StatusCode::OK, -32602);
+        assert!(
+            error["message"].as_str().unwrap().contains("integrity"),
+            "{error}"
+        );
+    }
+    let reply = stateless(
+        &router,
+        "tools/call",
+        json!({"name": "asker", "arguments": {}, "inputResponses": 5}),
+    )
+    .await;
+    assert_refused(&reply, StatusCode::OK, -32602);
+    // a handshake-era request cannot be asked mid-call
+    let reply = legacy(
+        &router,
+        Some("2025-11-25"),
+        "tools/call",
+        json!({"name": "asker", "arguments": {}}),
+    )
+    .await;
+    let error = assert_refused(&reply, StatusCode::OK, -32600);
+    assert!(
+        error["message"].as_str().unwrap().contains("2026-07-28"),
+        "{error}"
+    );
 }
