@@ -56,7 +56,7 @@ async fn run(url: &str, selection: &[&str], baseline: &str) {
     let Some((node, cli)) = installed() else {
         return;
     };
-    let out = std::env::temp_dir().join(format!("mcp-conformance-{}", uuid_like()));
+    let out = testkit::db::TempDir::new("mcp-conformance-");
     let mut command = tokio::process::Command::new(&node);
     command
         .arg(&cli)
@@ -65,7 +65,7 @@ async fn run(url: &str, selection: &[&str], baseline: &str) {
         .arg("--expected-failures")
         .arg(suite_dir().join(baseline))
         .arg("-o")
-        .arg(&out)
+        .arg(out.path())
         .current_dir(suite_dir())
         .stdin(Stdio::null())
         .kill_on_drop(true);
@@ -78,7 +78,6 @@ async fn run(url: &str, selection: &[&str], baseline: &str) {
     let summary = stdout
         .find("=== SUMMARY ===")
         .map_or(stdout.as_ref(), |i| &stdout[i..]);
-    let _ = std::fs::remove_dir_all(&out);
     assert!(
         output.status.success(),
         "conformance {selection:?} failed ({}):\n{summary}\n{stderr}",
@@ -89,13 +88,6 @@ async fn run(url: &str, selection: &[&str], baseline: &str) {
         "no summary from the suite:\n{stdout}\n{stderr}"
     );
     eprintln!("conformance {selection:?}:\n{summary}");
-}
-
-fn uuid_like() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    format!("{}-{nanos}", std::process::id())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
