@@ -19,7 +19,15 @@ use crate::outcome::{CallOutcome, Extensions};
 pub struct CallContext {
     pub principal: Arc<Principal>,
     pub request_id: Uuid,
+    /// The revision this request speaks (`2025-03-26` … `2026-07-28`).
     pub protocol_version: String,
+    /// The client's capabilities as a 2026-07-28 request declares them in `_meta`; `None` on
+    /// a handshake-era request (a stateless door never keeps what `initialize` said).
+    pub client_capabilities: Option<Value>,
+    /// A 2026-07-28 retry's `inputResponses` (the client's answers to an `input_required`).
+    pub input_responses: Option<Map<String, Value>>,
+    /// The state of the `input_required` answer this request retries, verified by the door.
+    pub request_state: Option<Value>,
     /// Undeclared arguments the door removed before validation because the presenter lists
     /// them as lenient for this tool and kind (see `Presenter::lenient_arguments`).
     pub ignored_arguments: Vec<String>,
@@ -38,6 +46,15 @@ pub enum ToolFailure {
     /// A bug or unexpected state → JSON-RPC −32603; the detail is logged, never sent.
     #[error("internal error: {0}")]
     Internal(String),
+    /// The call needs client capabilities the request did not declare (a `ClientCapabilities`
+    /// object naming them, e.g. `{"sampling": {}}`) → 2026-07-28: HTTP 400 with −32021 and
+    /// `data.requiredCapabilities`; a handshake-era request: −32600 with the same data.
+    #[error("missing client capability: {0}")]
+    MissingClientCapability(Value),
+    /// Not a failure: the call needs input from the client first → 2026-07-28: an
+    /// `input_required` result; a handshake-era request: −32600 saying so.
+    #[error("input required: {0:?}")]
+    InputRequired(crate::hooks::InputRequired),
 }
 
 /// A tool handler: validated arguments in, a tool result and what the door records about it

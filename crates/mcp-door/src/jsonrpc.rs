@@ -11,8 +11,15 @@ pub const INTERNAL_ERROR: i64 = -32603;
 pub const SERVER_ERROR: i64 = -32000;
 /// A missing scope (HTTP 403).
 pub const INSUFFICIENT_SCOPE: i64 = -32003;
-/// A resource that does not exist.
+/// A resource that does not exist (handshake revisions; 2026-07-28 answers −32602).
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
+/// 2026-07-28: the HTTP headers disagree with the body, or a required one is missing (HTTP 400).
+pub const HEADER_MISMATCH: i64 = -32020;
+/// 2026-07-28: the request needs a client capability its `_meta` did not declare (HTTP 400).
+pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+/// 2026-07-28 (and every revision's `MCP-Protocol-Version` header): a protocol version the
+/// door does not speak; `data.supported` lists the ones it does (HTTP 400).
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
 /// A successful response.
 pub fn result(id: &Value, result: Value) -> Value {

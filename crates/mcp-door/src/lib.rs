@@ -27,6 +27,37 @@
 //!   becomes [`AuditRecord::error`] and the metrics' `outcome` label; the door never reads a
 //!   tool's rendered text.
 
+//!
+//! # Protocol versions
+//!
+//! One endpoint speaks both eras of MCP, decided per request ([`door::version`]):
+//!
+//! - **Handshake revisions 2025-03-26, 2025-06-18, 2025-11-25.** `initialize` answers the
+//!   revision asked for, or 2025-11-25 when it names any other (2024-11-05, 2026-07-28, junk).
+//!   Later requests name theirs in `MCP-Protocol-Version`; one without the header (and without
+//!   a 2026-07-28 `_meta`) is served as 2025-11-25 — the door is stateless and remembers no
+//!   negotiation. Every answer leaves out what its revision's schema lacks: for 2025-03-26 no
+//!   `title`, `outputSchema` or tool `_meta`, no `structuredContent`, no resource links; before
+//!   2025-11-25 no `icons`, `websiteUrl` or implementation `description`.
+//! - **Stateless revision 2026-07-28.** No handshake: every request carries
+//!   `_meta["io.modelcontextprotocol/protocolVersion"]` and `…/clientCapabilities` and mirrors
+//!   `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` (and `Mcp-Param-*` for `x-mcp-header`
+//!   arguments) in headers; a missing envelope is −32602, a disagreeing header −32020, both
+//!   HTTP 400. `server/discover` answers the versions, capabilities, `instructions` and
+//!   identity (`_meta["io.modelcontextprotocol/serverInfo"]` beside
+//!   [`Presenter::server_meta`]). Every result carries `resultType`; the cacheable ones carry
+//!   `ttlMs`/`cacheScope` ([`Presenter::cache_hint`]). Removed methods (`initialize`, `ping`,
+//!   `logging/setLevel`, `resources/subscribe`…) and unknown ones are HTTP 404 with −32601; an
+//!   unknown resource is −32602. A call may answer `input_required` ([`InputRequired`]); its
+//!   `requestState` is sealed by the door ([`Door::with_request_state_key`]). A call needing an
+//!   undeclared client capability is −32021 ([`ToolFailure::MissingClientCapability`]).
+//! - **Unknown versions.** An `MCP-Protocol-Version` or `_meta` version the door does not speak
+//!   is HTTP 400 with −32022 and `data: {supported, requested}` (newest first), as 2026-07-28
+//!   defines `UnsupportedProtocolVersionError`.
+//!
+//! Admission, scopes, metering and audit run the same in both eras. The door never opens a
+//! response stream: no progress or log notifications, no `subscriptions/listen`.
+
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod address;
@@ -65,11 +96,13 @@ pub use catalog::{
 };
 pub use clock::{Clock, FakeClock, SystemClock};
 pub use cookie::cookie;
-pub use door::{Door, DoorConfig, Presenter, SUPPORTED_PROTOCOL_VERSIONS};
+pub use door::{CacheHint, Door, DoorConfig, Presenter, SUPPORTED_PROTOCOL_VERSIONS};
 pub use drain::DrainLimits;
 pub use edge::{DoorEdge, OriginPolicy};
 pub use gate::{GateRefusal, GateRequest, GateStage, MethodGate};
-pub use hooks::{PromptProvider, ResourceProvider, RpcFailure};
+pub use hooks::{
+    CompletionProvider, HookAnswer, InputRequired, PromptProvider, ResourceProvider, RpcFailure,
+};
 pub use metrics::{Metrics, PoolUse};
 pub use outcome::{CallOutcome, Extensions, UNCODED_TOOL_ERROR};
 pub use random::{OsRandom, Random};

@@ -132,7 +132,9 @@ impl Presenter for ElixirPresenter {
         Some(instructions(principal.ext::<Caller>()))
     }
 
-    fn initialize_meta(&self, principal: &Principal) -> Option<Map<String, Value>> {
+    /// The principal in `_meta`: of `initialize` (handshake revisions) and of `server/discover`
+    /// (2026-07-28), beside the door's `io.modelcontextprotocol/serverInfo`.
+    fn server_meta(&self, principal: &Principal) -> Option<Map<String, Value>> {
         let mut meta = Map::new();
         meta.insert(
             PRINCIPAL_META.into(),

@@ -50,7 +50,7 @@ async fn initialize_is_exact_per_kind(url: &str) {
                     "name": "elixir-mcp",
                     "title": "Elixir MCP - Clash Royale history, recorded",
                     "version": format!("1.1.0+tools.{fp}"),
-                    "websiteUrl": "https://elixir.test/",
+                    // no websiteUrl: 2025-06-18's Implementation predates it (2025-11-25)
                 },
                 "_meta": {"elixir.poapkings.com/principal": {"kind": kind.as_str(), "subject": null, "clan": null}},
             }),

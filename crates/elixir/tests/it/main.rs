@@ -40,6 +40,7 @@ mod recipes;
 mod record_store;
 mod recorder;
 mod refusals;
+mod sdk_eras;
 mod service_tools;
 mod signin;
 mod snapshots;

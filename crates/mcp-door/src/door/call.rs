@@ -6,6 +6,7 @@ use std::sync::Arc;
 use http::{StatusCode, header};
 use serde_json::{Map, Value};
 
+use super::version::Version;
 use super::{Inner, Reply};
 use crate::audit::AuditRecord;
 use crate::catalog::{CallContext, ToolFailure};
@@ -17,6 +18,8 @@ pub(super) async fn call_tool(
     id: &Value,
     mut ctx: CallContext,
     params: Map<String, Value>,
+    version: Version,
+    headers: &http::HeaderMap,
     record: &mut AuditRecord,
 ) -> Reply {
     let Some(name) = params.get("name").and_then(Value::as_str) else {
@@ -49,6 +52,18 @@ pub(super) async fn call_tool(
     if !decl.visible_to(&kind) {
         let (message, data) = inner.presenter.hidden_tool(name, &kind);
         return Reply::rpc_error(id, jsonrpc::METHOD_NOT_FOUND, &message, Some(data));
+    }
+    if version.is_stateless()
+        && let Err(mismatch) = super::params::check(&decl.input_schema, &arguments, headers)
+    {
+        let mut reply = Reply::rpc_error(
+            id,
+            jsonrpc::HEADER_MISMATCH,
+            &format!("Header mismatch: {mismatch}"),
+            None,
+        );
+        reply.status = StatusCode::BAD_REQUEST;
+        return reply;
     }
     if let Some(scope) = &decl.scope
         && !ctx.principal.scopes.iter().any(|s| s == scope)
@@ -125,6 +140,40 @@ pub(super) async fn call_tool(
                 tracing::error!(%request_id, %detail, "tool failed");
                 return Reply::internal(inner.presenter.internal_error_status(), id, request_id);
             }
+            Ok(Err(ToolFailure::InputRequired(asked))) => {
+                return super::mrtr::answer(
+                    inner,
+                    version,
+                    id,
+                    request_id,
+                    "tools/call",
+                    &params,
+                    asked,
+                );
+            }
+            Ok(Err(ToolFailure::MissingClientCapability(required))) => {
+                let names: Vec<&str> = required
+                    .as_object()
+                    .map(|o| o.keys().map(String::as_str).collect())
+                    .unwrap_or_default();
+                let message = format!(
+                    "Missing required client capability: {name} needs {}",
+                    names.join(", ")
+                );
+                let data = Some(serde_json::json!({"requiredCapabilities": required}));
+                return if version.is_stateless() {
+                    let mut reply = Reply::rpc_error(
+                        id,
+                        jsonrpc::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                        &message,
+                        data,
+                    );
+                    reply.status = StatusCode::BAD_REQUEST;
+                    reply
+                } else {
+                    Reply::rpc_error(id, jsonrpc::INVALID_REQUEST, &message, data)
+                };
+            }
             Ok(Ok(result)) => result,
         }
     } else {
@@ -137,7 +186,7 @@ pub(super) async fn call_tool(
     }
     record.extensions.extend(outcome.extensions);
     let mut result = outcome.result;
-    result.result_type = None; // newer than every version we negotiate
+    version.call_result(&mut result);
     // Written once, straight from the struct: a large result is not copied into a `Value`
     // and serialized again.
     match serde_json::to_vec(&jsonrpc::Response {

@@ -23,21 +23,31 @@ use crate::auth::{AuthError, AuthRequest, Authenticator, Principal};
 use crate::catalog::{CallContext, Catalog, Violation};
 use crate::framing::{self, JsonLimits, Message};
 use crate::gate::{GateRequest, GateStage, MethodGate};
-use crate::hooks::{PromptProvider, ResourceProvider, RpcFailure};
+use crate::hooks::{CompletionProvider, PromptProvider, ResourceProvider};
 use crate::jsonrpc;
 use crate::metrics::Metrics;
 use crate::outcome::{CallOutcome, Extensions};
 
 mod call;
+mod discover;
+mod dispatch;
+mod era;
+mod mrtr;
+mod params;
 mod reply;
+pub mod version;
 
-use call::call_tool;
+pub use discover::CacheHint;
+use era::REMOVED_IN_STATELESS;
+pub use era::{
+    META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO,
+};
 use reply::{Reply, finish, framing_error, method_not_found, too_large};
 
-/// Protocol versions negotiated in `initialize`, oldest first.
-pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 2] = ["2025-06-18", "2025-11-25"];
-const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
-const PROTOCOL_HEADER: &str = "mcp-protocol-version";
+/// Protocol revisions the door speaks, oldest first: the handshake revisions `initialize`
+/// negotiates and the stateless revision 2026-07-28 (see [`version`]).
+pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
+    ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
 const UNREADABLE_BODY_HINT: &str =
     "Send the whole body as one JSON-RPC 2.0 request object and retry.";
 const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id");
@@ -71,9 +81,21 @@ pub trait Presenter: Send + Sync + 'static {
     fn server_info(&self, principal: &Principal, fingerprint: &str) -> Implementation;
     /// `instructions` of `initialize`.
     fn instructions(&self, principal: &Principal) -> Option<String>;
-    /// `_meta` of `initialize`, if the product adds one.
+    /// `_meta` of `initialize`, if the product adds one. Superseded by
+    /// [`Presenter::server_meta`], whose default answers this.
     fn initialize_meta(&self, _principal: &Principal) -> Option<Map<String, Value>> {
         None
+    }
+    /// The product's own `_meta` keys about the server and this principal: the `_meta` of
+    /// `initialize` (handshake revisions) and, beside `io.modelcontextprotocol/serverInfo`, of
+    /// `server/discover` (2026-07-28). Default: [`Presenter::initialize_meta`].
+    fn server_meta(&self, principal: &Principal) -> Option<Map<String, Value>> {
+        self.initialize_meta(principal)
+    }
+    /// Caching hints of a cacheable 2026-07-28 result (`server/discover`, the lists,
+    /// `resources/read`). Default: `ttlMs: 0`, `cacheScope: "private"`.
+    fn cache_hint(&self, _principal: &Principal, _method: &str) -> CacheHint {
+        CacheHint::default()
     }
     /// The tool result for arguments that fail the input schema, with its error code (the
     /// audit's and metrics' label; see [`CallOutcome::failed`]).
@@ -138,6 +160,8 @@ struct Inner {
     config: DoorConfig,
     resources: Option<Arc<dyn ResourceProvider>>,
     prompts: Option<Arc<dyn PromptProvider>>,
+    completions: Option<Arc<dyn CompletionProvider>>,
+    request_state_key: Option<Vec<u8>>,
     audit: Arc<dyn AuditSink>,
     gate: Option<Arc<dyn MethodGate>>,
     metrics: Option<Arc<Metrics>>,
@@ -169,6 +193,8 @@ impl Door {
                 config: DoorConfig::default(),
                 resources: None,
                 prompts: None,
+                completions: None,
+                request_state_key: None,
                 audit: Arc::new(TracingAudit),
                 gate: None,
                 metrics: None,
@@ -202,6 +228,20 @@ impl Door {
 
     pub fn with_prompts(mut self, provider: Arc<dyn PromptProvider>) -> Self {
         self.inner.prompts = Some(provider);
+        self
+    }
+
+    /// Answers `completion/complete` with `provider` and declares `completions`.
+    pub fn with_completions(mut self, provider: Arc<dyn CompletionProvider>) -> Self {
+        self.inner.completions = Some(provider);
+        self
+    }
+
+    /// The HMAC-SHA256 key sealing the `requestState` of 2026-07-28 `input_required` answers
+    /// (at least 32 random bytes; every instance behind one URL needs the same key). Without
+    /// one, an answer with state is −32603 and any `requestState` sent is −32602.
+    pub fn with_request_state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.inner.request_state_key = Some(key.into());
         self
     }
 
@@ -391,22 +431,6 @@ async fn admitted(
 ) -> Reply {
     let null = Value::Null;
 
-    let header_version = match parts.headers.get(PROTOCOL_HEADER).map(|v| v.to_str()) {
-        None => None,
-        Some(Ok(v)) if SUPPORTED_PROTOCOL_VERSIONS.contains(&v) => Some(v.to_owned()),
-        Some(_) => {
-            let supported = SUPPORTED_PROTOCOL_VERSIONS.join(", ");
-            return Reply::status_data(
-                StatusCode::BAD_REQUEST,
-                jsonrpc::INVALID_REQUEST,
-                &format!("Unsupported MCP-Protocol-Version; supported: {supported}"),
-                json!({"hint": format!(
-                    "Send MCP-Protocol-Version as one of {supported} (the version initialize negotiated), or omit the header."
-                )}),
-            );
-        }
-    };
-
     // 4. the body, within the time and size limits
     let max = inner.config.max_body_bytes;
     let declared = parts
@@ -469,6 +493,11 @@ async fn admitted(
         Message::Request { id, method, params } => (id, method, params.unwrap_or_default()),
     };
     record.method = Some(method.clone());
+    // the era: a handshake revision, or the stateless revision's checked envelope
+    let route = match era::route(&parts.headers, &id, &method, &params) {
+        Ok(r) => r,
+        Err(reply) => return reply,
+    };
     if let Some(gate) = &inner.gate {
         let tool = if method == "tools/call" {
             params.get("name").and_then(Value::as_str)
@@ -487,113 +516,13 @@ async fn admitted(
             return Reply::gate(&id, refusal);
         }
     }
-    let ctx = CallContext {
-        principal: Arc::clone(&principal),
+    let call = dispatch::Call {
+        principal,
         request_id,
-        protocol_version: header_version.unwrap_or_else(|| LATEST_PROTOCOL_VERSION.to_owned()),
-        ignored_arguments: Vec::new(),
-        extensions: record.extensions.clone(),
+        id,
+        method,
+        params,
+        route,
     };
-    match method.as_str() {
-        "initialize" => Reply::json(jsonrpc::result(&id, initialize(inner, &principal, &params))),
-        "ping" => Reply::json(jsonrpc::result(&id, json!({}))),
-        "tools/list" => Reply::json(jsonrpc::result(
-            &id,
-            json!({"tools": inner.catalog.list_for(&principal.kind)}),
-        )),
-        "tools/call" => call_tool(inner, &id, ctx, params, record).await,
-        "resources/list" | "resources/templates/list" | "resources/read" => {
-            match &inner.resources {
-                Some(r) => {
-                    let out = match method.as_str() {
-                        "resources/list" => r.list(&ctx).await,
-                        "resources/templates/list" => r.templates(&ctx).await,
-                        _ => match params.get("uri").and_then(Value::as_str) {
-                            Some(uri) => r.read(&ctx, uri).await,
-                            None => Err(RpcFailure {
-                                code: jsonrpc::INVALID_PARAMS,
-                                message: "params.uri must be a string".into(),
-                                data: None,
-                            }),
-                        },
-                    };
-                    hook_reply(inner, &id, out)
-                }
-                None => method_not_found(&id, &method),
-            }
-        }
-        "prompts/list" | "prompts/get" => match &inner.prompts {
-            Some(p) => {
-                let out = if method == "prompts/list" {
-                    p.list(&ctx).await
-                } else {
-                    let args = params
-                        .get("arguments")
-                        .and_then(Value::as_object)
-                        .cloned()
-                        .unwrap_or_default();
-                    match params.get("name").and_then(Value::as_str) {
-                        Some(name) => p.get(&ctx, name, &args).await,
-                        None => Err(RpcFailure {
-                            code: jsonrpc::INVALID_PARAMS,
-                            message: "params.name must be a string".into(),
-                            data: None,
-                        }),
-                    }
-                };
-                hook_reply(inner, &id, out)
-            }
-            None => method_not_found(&id, &method),
-        },
-        _ => method_not_found(&id, &method),
-    }
-}
-
-/// A hook's answer; a hook's own −32603 takes the presenter's internal-error status too.
-fn hook_reply(inner: &Inner, id: &Value, out: Result<Value, RpcFailure>) -> Reply {
-    match out {
-        Ok(v) => Reply::json(jsonrpc::result(id, v)),
-        Err(f) => {
-            let mut reply = Reply::rpc_error(id, f.code, &f.message, f.data);
-            if f.code == jsonrpc::INTERNAL_ERROR {
-                reply.status = inner.presenter.internal_error_status();
-            }
-            reply
-        }
-    }
-}
-
-fn initialize(inner: &Inner, principal: &Principal, params: &Map<String, Value>) -> Value {
-    let requested = params
-        .get("protocolVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let version = SUPPORTED_PROTOCOL_VERSIONS
-        .iter()
-        .find(|v| **v == requested)
-        .copied()
-        .unwrap_or(LATEST_PROTOCOL_VERSION);
-    let mut capabilities = json!({"tools": {"listChanged": false}});
-    if inner.resources.is_some() {
-        capabilities["resources"] = json!({"listChanged": false, "subscribe": false});
-    }
-    if inner.prompts.is_some() {
-        capabilities["prompts"] = json!({"listChanged": false});
-    }
-    let capabilities = inner
-        .presenter
-        .initialize_capabilities(principal, capabilities);
-    let fingerprint = inner.catalog.fingerprint(&principal.kind);
-    let mut result = json!({
-        "protocolVersion": version,
-        "capabilities": capabilities,
-        "serverInfo": inner.presenter.server_info(principal, &fingerprint),
-    });
-    if let Some(text) = inner.presenter.instructions(principal) {
-        result["instructions"] = Value::String(text);
-    }
-    if let Some(meta) = inner.presenter.initialize_meta(principal) {
-        result["_meta"] = Value::Object(meta);
-    }
-    result
+    dispatch::dispatch(inner, call, &parts.headers, record).await
 }

@@ -11,6 +11,7 @@ mod audit;
 mod auth;
 mod body;
 mod edge;
+mod eras;
 mod framing;
 mod gate;
 mod lifecycle;

@@ -47,29 +47,20 @@ async fn unsupported_protocol_version_header_is_400() {
         .insert("mcp-protocol-version", "1999-01-01".parse().unwrap());
     let reply = toy.send(request).await;
     assert_eq!(reply.status, StatusCode::BAD_REQUEST);
-    assert_eq!(reply.error_code(), -32600);
-    let message = reply.json()["error"]["message"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert!(
-        message.contains("2025-06-18") && message.contains("2025-11-25"),
-        "{message}"
+    // UnsupportedProtocolVersionError, as the current revision (2026-07-28) defines it
+    assert_eq!(reply.error_code(), -32022);
+    let data = reply.json()["error"]["data"].clone();
+    assert_eq!(
+        data["supported"],
+        json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"])
     );
-    let hint = reply.json()["error"]["data"]["hint"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert!(
-        hint.contains("2025-06-18") && hint.contains("omit the header"),
-        "{hint}"
-    );
+    assert_eq!(data["requested"], "1999-01-01");
 }
 
 #[tokio::test]
 async fn supported_protocol_version_headers_pass() {
     let toy = Toy::new();
-    for version in ["2025-06-18", "2025-11-25"] {
+    for version in ["2025-03-26", "2025-06-18", "2025-11-25"] {
         let mut request = post(Some("good-user"), rpc_body(1, "ping", json!({})));
         request
             .headers_mut()

@@ -17,6 +17,7 @@ mod player;
 mod python_sdk;
 mod recipes;
 mod rest;
+mod sdk_eras;
 mod snapshots;
 mod store;
 mod support;
