@@ -1,7 +1,7 @@
 //! The real `elixir serve` binary connected through OAuth by the OFFICIAL MCP TypeScript SDK
 //! (`@modelcontextprotocol/sdk`, MCP Inspector's engine; `tests/node/elixir_oauth_flow.mjs`):
 //! 401 → discovery → registration → consent by email code from the outbox → token → initialize
-//! → tools/list → `elixir_docs` → the SDK's refresh after the 2 s access TTL → second call → the
+//! → tools/list → `elixir_docs` → the SDK's refresh after the 6 s access TTL → second call → the
 //! grant narrowed on Account → Connections answering 403 −32003 (the SDK's step-up refreshes
 //! instead of re-consenting, so the script asserts that) → tokens forgotten, one-click
 //! re-consent → `elixir_feedback` filed. Then the server's own record: the account, its two

@@ -12,7 +12,10 @@ use std::time::Duration;
 use tokio::process::{Child, Command};
 
 /// The access-token life the binary runs with, so that the SDK refreshes during the run.
-pub(crate) const ACCESS_TTL_SECS: &str = "2";
+/// Six seconds: long enough that registration, consent and the first `tools/list` (the SDKs
+/// compile every output schema) finish inside it on a loaded machine, so the one refresh the
+/// scripts expect is the one after their wait.
+pub(crate) const ACCESS_TTL_SECS: &str = "6";
 
 /// Starts the real binary on a free port over `dir/e.db`, with codes written to `dir/outbox`
 /// and its log in `dir/server.log`; returns it and its origin once `/healthz` answers.
