@@ -56,7 +56,8 @@ impl WorldConfig {
 
     /// The clans the world will have.
     pub fn clan_count(&self) -> u32 {
-        self.clans.unwrap_or_else(|| self.players.div_ceil(45).max(1))
+        self.clans
+            .unwrap_or_else(|| self.players.div_ceil(45).max(1))
     }
 
     /// Where the history starts (inclusive): `end - days × 24 h`.

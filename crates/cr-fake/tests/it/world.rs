@@ -57,7 +57,10 @@ fn the_clan_count_is_a_knob_within_its_bounds() {
         assert_eq!(world.clans().len(), clans as usize);
         let start = world.config().start_millis();
         let placed: usize = (0..clans).map(|c| world.members_at(c, start).len()).sum();
-        assert!(placed >= 100, "about one player in twenty has no clan: {placed}");
+        assert!(
+            placed >= 100,
+            "about one player in twenty has no clan: {placed}"
+        );
         for clan in 0..clans {
             let members = world.members_at(clan, start).len();
             assert!(members <= 50, "clan {clan}: {members}");

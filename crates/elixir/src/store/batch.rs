@@ -122,7 +122,12 @@ mod tests {
     #[test]
     fn values_number_rows_then_columns() {
         assert_eq!(
-            values_text("INSERT INTO t (a, b) VALUES ", 2, 2, " ON CONFLICT DO NOTHING"),
+            values_text(
+                "INSERT INTO t (a, b) VALUES ",
+                2,
+                2,
+                " ON CONFLICT DO NOTHING"
+            ),
             "INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4) ON CONFLICT DO NOTHING"
         );
         assert_eq!(values_text("X ", 3, 1, ""), "X ($1, $2, $3)");

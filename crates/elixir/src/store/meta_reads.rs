@@ -269,8 +269,10 @@ const BACKFILL_PAGE: i64 = 500;
 /// filled (0 when it was done before). Safe to run twice at once: every write is
 /// `ON CONFLICT DO NOTHING` and the rollup counts only the games a run wrote.
 pub(super) async fn backfill_games(db: &Db) -> Result<i64, StoreError> {
-    let pending = sql("SELECT name FROM elixir_backfills WHERE name = 'battle_games' \
-         AND filled IS NULL")
+    let pending = sql(
+        "SELECT name FROM elixir_backfills WHERE name = 'battle_games' \
+         AND filled IS NULL",
+    )
     .fetch_optional(db)
     .await?;
     if pending.is_none() {
@@ -279,12 +281,14 @@ pub(super) async fn backfill_games(db: &Db) -> Result<i64, StoreError> {
     let (mut after, mut filled) = ((String::new(), String::new()), 0i64);
     loop {
         let mut tx = db.begin_write().await?;
-        let page = sql("SELECT bp.player_tag, bp.battle_id, bp.battle_time, bp.mode, b.body \
+        let page = sql(
+            "SELECT bp.player_tag, bp.battle_id, bp.battle_time, bp.mode, b.body \
              FROM battle_players bp JOIN battles b ON b.battle_id = bp.battle_id \
              WHERE (bp.player_tag > $1 OR (bp.player_tag = $1 AND bp.battle_id > $2)) \
              AND NOT EXISTS (SELECT 1 FROM battle_games g \
                  WHERE g.player_tag = bp.player_tag AND g.battle_id = bp.battle_id) \
-             ORDER BY bp.player_tag, bp.battle_id LIMIT $3")
+             ORDER BY bp.player_tag, bp.battle_id LIMIT $3",
+        )
         .bind(&after.0)
         .bind(&after.1)
         .bind(BACKFILL_PAGE)
@@ -460,7 +464,9 @@ fn day_conditions(q: &MetaQuery, first: Option<i64>, end: i64) -> (String, Vec<A
 /// every game. `None` when the window covers no whole day.
 fn split_days(q: &MetaQuery) -> Option<(Option<i64>, i64, Vec<MetaQuery>)> {
     let end = q.to.div_euclid(DAY_MS);
-    let first = q.from.map(|from| from.div_euclid(DAY_MS) + i64::from(from.rem_euclid(DAY_MS) != 0));
+    let first = q
+        .from
+        .map(|from| from.div_euclid(DAY_MS) + i64::from(from.rem_euclid(DAY_MS) != 0));
     if first.is_some_and(|first| first >= end) {
         return None;
     }

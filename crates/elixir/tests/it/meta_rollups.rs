@@ -51,7 +51,11 @@ fn logs(seed: u64, players: u32) -> Vec<(String, Option<String>, Vec<NewBattle>)
 }
 
 /// Records the logs in reads of `chunk` battles (each its own transaction).
-async fn ingest(store: &SharedStore, logs: &[(String, Option<String>, Vec<NewBattle>)], chunk: usize) {
+async fn ingest(
+    store: &SharedStore,
+    logs: &[(String, Option<String>, Vec<NewBattle>)],
+    chunk: usize,
+) {
     for (tag, name, rows) in logs {
         for part in rows.chunks(chunk) {
             store
@@ -120,7 +124,10 @@ async fn corpus_rollups_answer_as_every_game(url: &str) {
             compared += usize::from(!a.games.is_empty());
         }
     }
-    assert!(compared >= 15, "the world leaves most windows non-empty ({compared})");
+    assert!(
+        compared >= 15,
+        "the world leaves most windows non-empty ({compared})"
+    );
     // the same logs again (another read size): nothing new, the rollups unchanged
     let season = MetaQuery {
         from: Some(T0 - 7 * DAY + 1),
@@ -138,18 +145,58 @@ async fn corpus_rollups_answer_as_every_game(url: &str) {
 /// Elixir's migrations up to `version` on `url`'s backend, as the store embeds them.
 async fn migrate_to(db: &Db, version: i64) {
     const SQLITE: &[(i64, &str, &str)] = &[
-        (2_000_001, "elixir init", include_str!("../../migrations/sqlite/2000001_init.sql")),
-        (2_000_002, "elixir upstream", include_str!("../../migrations/sqlite/2000002_upstream.sql")),
-        (2_000_003, "audit by agent", include_str!("../../migrations/sqlite/2000003_audit_agent.sql")),
-        (2_000_004, "the record", include_str!("../../migrations/sqlite/2000004_record.sql")),
-        (2_000_005, "the meta index", include_str!("../../migrations/sqlite/2000005_meta.sql")),
+        (
+            2_000_001,
+            "elixir init",
+            include_str!("../../migrations/sqlite/2000001_init.sql"),
+        ),
+        (
+            2_000_002,
+            "elixir upstream",
+            include_str!("../../migrations/sqlite/2000002_upstream.sql"),
+        ),
+        (
+            2_000_003,
+            "audit by agent",
+            include_str!("../../migrations/sqlite/2000003_audit_agent.sql"),
+        ),
+        (
+            2_000_004,
+            "the record",
+            include_str!("../../migrations/sqlite/2000004_record.sql"),
+        ),
+        (
+            2_000_005,
+            "the meta index",
+            include_str!("../../migrations/sqlite/2000005_meta.sql"),
+        ),
     ];
     const POSTGRES: &[(i64, &str, &str)] = &[
-        (2_000_001, "elixir init", include_str!("../../migrations/postgres/2000001_init.sql")),
-        (2_000_002, "elixir upstream", include_str!("../../migrations/postgres/2000002_upstream.sql")),
-        (2_000_003, "audit by agent", include_str!("../../migrations/postgres/2000003_audit_agent.sql")),
-        (2_000_004, "the record", include_str!("../../migrations/postgres/2000004_record.sql")),
-        (2_000_005, "the meta index", include_str!("../../migrations/postgres/2000005_meta.sql")),
+        (
+            2_000_001,
+            "elixir init",
+            include_str!("../../migrations/postgres/2000001_init.sql"),
+        ),
+        (
+            2_000_002,
+            "elixir upstream",
+            include_str!("../../migrations/postgres/2000002_upstream.sql"),
+        ),
+        (
+            2_000_003,
+            "audit by agent",
+            include_str!("../../migrations/postgres/2000003_audit_agent.sql"),
+        ),
+        (
+            2_000_004,
+            "the record",
+            include_str!("../../migrations/postgres/2000004_record.sql"),
+        ),
+        (
+            2_000_005,
+            "the meta index",
+            include_str!("../../migrations/postgres/2000005_meta.sql"),
+        ),
     ];
     let n = usize::try_from(version - 2_000_000).unwrap();
     db.migrate(Embedded(&SQLITE[..n]), Embedded(&POSTGRES[..n]), true)
@@ -161,9 +208,11 @@ async fn migrate_to(db: &Db, version: i64) {
 /// (and, with `games`, its games the way migration 2000005's ingest did).
 async fn old_ingest(db: &Db, player: &str, rows: &[NewBattle], games: bool) {
     for b in rows {
-        sql("INSERT INTO battles (battle_id, battle_time, battle_type, mode, game_mode_id, \
+        sql(
+            "INSERT INTO battles (battle_id, battle_time, battle_type, mode, game_mode_id, \
              body, first_observed_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
-             ON CONFLICT (battle_id) DO NOTHING")
+             ON CONFLICT (battle_id) DO NOTHING",
+        )
         .bind(&b.battle_id)
         .bind(b.battle_time)
         .bind(&b.battle_type)
@@ -196,8 +245,10 @@ async fn old_ingest(db: &Db, player: &str, rows: &[NewBattle], games: bool) {
         .unwrap();
         if games {
             for g in &b.games {
-                sql("INSERT INTO battle_games (player_tag, battle_id, round, battle_time, mode, \
-                     outcome, deck_hash) VALUES ($1, $2, $3, $4, $5, $6, $7)")
+                sql(
+                    "INSERT INTO battle_games (player_tag, battle_id, round, battle_time, mode, \
+                     outcome, deck_hash) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                )
                 .bind(player)
                 .bind(&b.battle_id)
                 .bind(g.round)
@@ -209,8 +260,10 @@ async fn old_ingest(db: &Db, player: &str, rows: &[NewBattle], games: bool) {
                 .await
                 .unwrap();
                 if let Some(d) = &g.deck {
-                    sql("INSERT INTO decks (deck_hash, card_keys, cards, tower_troop) \
-                         VALUES ($1, $2, $3, $4) ON CONFLICT (deck_hash) DO NOTHING")
+                    sql(
+                        "INSERT INTO decks (deck_hash, card_keys, cards, tower_troop) \
+                         VALUES ($1, $2, $3, $4) ON CONFLICT (deck_hash) DO NOTHING",
+                    )
                     .bind(&d.deck_hash)
                     .bind(&d.card_keys)
                     .bind(&d.cards)
@@ -244,14 +297,16 @@ fn expected_games(logs: &[(String, Option<String>, Vec<NewBattle>)]) -> Vec<Deck
         }
     }
     by.into_iter()
-        .map(|((deck_hash, player_tag), [games, wins, losses, draws])| DeckGames {
-            deck_hash,
-            player_tag,
-            games,
-            wins,
-            losses,
-            draws,
-        })
+        .map(
+            |((deck_hash, player_tag), [games, wins, losses, draws])| DeckGames {
+                deck_hash,
+                player_tag,
+                games,
+                wins,
+                losses,
+                draws,
+            },
+        )
         .collect()
 }
 
@@ -286,10 +341,7 @@ async fn the_migration_fills_what_was_recorded_before_it(url: &str) {
         .iter()
         .flat_map(|(_, _, rows)| rows.iter().map(|b| b.games.len()))
         .sum();
-    assert_eq!(
-        games.int("n").unwrap(),
-        i64::try_from(want).unwrap()
-    );
+    assert_eq!(games.int("n").unwrap(), i64::try_from(want).unwrap());
     let q = MetaQuery {
         from: Some(T0 - 7 * DAY + 1),
         to: T0,
@@ -313,9 +365,26 @@ async fn the_migration_fills_what_was_recorded_before_it(url: &str) {
     // a second migrate finds nothing pending and changes nothing
     store.migrate().await.unwrap();
     assert_eq!(read(&store, &all).await, whole);
-    // new reads of the same logs through the store add nothing
+    // new reads of the same logs through the store add no game and no battle (only the
+    // players' rows, which the old writes above left out)
     ingest(&store, &logs, 50).await;
-    assert_eq!(read(&store, &all).await, whole);
+    let again = read(&store, &all).await;
+    assert_eq!(again.games, whole.games);
+    assert_eq!(
+        (
+            again.population.battles_in_window,
+            again.population.decided_battles
+        ),
+        (
+            whole.population.battles_in_window,
+            whole.population.decided_battles
+        )
+    );
+    let logged = logs.iter().filter(|(_, _, rows)| !rows.is_empty()).count();
+    assert_eq!(
+        again.population.recorded_players,
+        i64::try_from(logged).unwrap()
+    );
 }
 
 on_both_backends!(
