@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Elixir's heavy tools (docs/benchmarks.md, "Elixir meta tools"): fills a fresh SQLite file and
 # a fresh PostgreSQL database from cr-fake's generated world with `loadgen meta`, then times
-# battles_meta_decks and battles_meta_cards over the season's corpus and over one clan.
-# Knobs: PLAYERS (2400), DAYS (31), RUNS (20), BACKENDS ("sqlite pg"), PG_URL, OUT.
+# battles_meta_decks and battles_meta_cards over the season's corpus and over one clan, the
+# single-player tools for the busiest player, and battles_query's first and a deep cursor page.
+# Knobs: PLAYERS (2000), CLANS (200), DAYS (31), RUNS (20), BACKENDS ("sqlite pg"), PG_URL, OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PLAYERS=${PLAYERS:-2400}
+PLAYERS=${PLAYERS:-2000}
+CLANS=${CLANS:-200}
 DAYS=${DAYS:-31}
 RUNS=${RUNS:-20}
 BACKENDS=${BACKENDS:-"sqlite pg"}
@@ -24,7 +26,7 @@ for backend in $BACKENDS; do
       url="$PG_URL/$db" ;;
     *) echo "unknown backend $backend" >&2; exit 2 ;;
   esac
-  ./target/release/loadgen meta --database-url "$url" --players "$PLAYERS" --days "$DAYS" \
+  ./target/release/loadgen meta --database-url "$url" --players "$PLAYERS" --clans "$CLANS" --days "$DAYS" \
     --runs "$RUNS" > "$OUT/$backend.json" 2> "$OUT/$backend.log"
   cat "$OUT/$backend.json"
   if [ "$backend" = pg ]; then psql "$PG_URL/postgres" -qc "DROP DATABASE $db"; fi

@@ -18,6 +18,10 @@ pub struct WorldConfig {
     pub days: u32,
     /// The instant the history ends (exclusive), in Unix milliseconds.
     pub end_millis: i64,
+    /// Tracked clans; `None` is one per 45 players. At least enough for every player under
+    /// the game's 50-member cap, at most one per player (some may then stay empty)
+    /// ([`WorldConfig::with_clans`]).
+    pub clans: Option<u32>,
 }
 
 impl WorldConfig {
@@ -25,6 +29,8 @@ impl WorldConfig {
     pub const MAX_PLAYERS: u32 = 100_000;
     /// The longest history the generator accepts.
     pub const MAX_DAYS: u32 = 400;
+    /// The members a clan holds at most (the game's cap).
+    pub const MAX_MEMBERS: u32 = 50;
 
     /// A config; [`World::generate`] checks it.
     pub fn new(seed: u64, players: u32, days: u32, end_millis: i64) -> WorldConfig {
@@ -33,7 +39,25 @@ impl WorldConfig {
             players,
             days,
             end_millis,
+            clans: None,
         }
+    }
+
+    /// The same config with `clans` tracked clans (checked by [`World::generate`]).
+    pub fn with_clans(mut self, clans: u32) -> WorldConfig {
+        self.clans = Some(clans);
+        self
+    }
+
+    /// The fewest clans that hold every player of the world (50 members each at most).
+    pub fn min_clans(&self) -> u32 {
+        self.players.div_ceil(Self::MAX_MEMBERS).max(1)
+    }
+
+    /// The clans the world will have.
+    pub fn clan_count(&self) -> u32 {
+        self.clans
+            .unwrap_or_else(|| self.players.div_ceil(45).max(1))
     }
 
     /// Where the history starts (inclusive): `end - days × 24 h`.
@@ -54,6 +78,17 @@ impl WorldConfig {
                 "days must be 1..={}, got {}",
                 Self::MAX_DAYS,
                 self.days
+            )));
+        }
+        if let Some(clans) = self.clans
+            && (clans < self.min_clans() || clans > self.players)
+        {
+            return Err(WorldError::Config(format!(
+                "clans must be {}..={} for {} players (50 members at most, one per player at most), \
+                 got {clans}",
+                self.min_clans(),
+                self.players,
+                self.players
             )));
         }
         // Keep every generated instant inside what the API format (and jiff) can write.

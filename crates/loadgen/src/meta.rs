@@ -23,13 +23,19 @@ use elixir_record::normalize::clan::ClanProfile;
 use elixir_record::normalize::player::PlayerProfile;
 use elixir_record::{Battle, Tag};
 use mcp_door::FakeClock;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::procfs;
 
 /// 2026-01-01T00:00:00Z: the world ends here, inside the season that began 2025-12-01 10:00Z.
 const END: i64 = 1_767_225_600_000;
+/// 2025-12-01T10:00:00Z: the season's start (the tools' default window).
+const SEASON_START: i64 = 1_764_583_200_000;
+/// Battles per battles_query page (compact).
+const PAGE: usize = 50;
+/// The battles_query page the deep-cursor case reads, or the last one.
+const DEEP_PAGE: usize = 20;
 
 #[derive(Debug, Args)]
 pub struct MetaArgs {
@@ -39,6 +45,9 @@ pub struct MetaArgs {
     /// Tracked players of the generated world.
     #[arg(long, default_value_t = 2000)]
     players: u32,
+    /// Tracked clans of the generated world (cr-fake's default, one per 45 players, when 0).
+    #[arg(long, default_value_t = 200)]
+    clans: u32,
     /// Days of history before 2026-01-01T00:00Z.
     #[arg(long, default_value_t = 31)]
     days: u32,
@@ -77,8 +86,11 @@ fn round(x: f64) -> f64 {
 
 pub async fn run(args: MetaArgs) -> anyhow::Result<()> {
     let started = Instant::now();
-    let world = World::generate(WorldConfig::new(args.seed, args.players, args.days, END))
-        .map_err(|e| anyhow!("{e}"))?;
+    let mut world_config = WorldConfig::new(args.seed, args.players, args.days, END);
+    if args.clans > 0 {
+        world_config = world_config.with_clans(args.clans);
+    }
+    let world = World::generate(world_config).map_err(|e| anyhow!("{e}"))?;
     let generated_s = started.elapsed().as_secs_f64();
     eprintln!(
         "world: {} players, {} clans, {} battles in {generated_s:.1} s",
@@ -184,74 +196,60 @@ pub async fn run(args: MetaArgs) -> anyhow::Result<()> {
         })
         .map(|(_, c)| c.tag.clone())
         .context("no clan")?;
+    // the tracked player with the most battles in the season
+    let busy = world
+        .players()
+        .iter()
+        .enumerate()
+        .max_by_key(|(i, _)| {
+            world
+                .battles_of(u32::try_from(*i).unwrap_or(0))
+                .iter()
+                .filter(|&&b| world.battles()[b as usize].time_millis() >= SEASON_START)
+                .count()
+        })
+        .map(|(_, p)| p.tag.clone())
+        .context("no player")?;
+    let bench = Bench {
+        state: &state,
+        caller: &caller,
+        specs: &specs,
+        runs: args.runs,
+    };
     let mut cases = Vec::new();
     for tool in ["battles_meta_decks", "battles_meta_cards"] {
         for (label, segment) in [
             ("season corpus", json!("corpus")),
             ("season one clan", json!({"clan_tag": clan})),
         ] {
-            let spec = specs
-                .iter()
-                .find(|s| s.name == tool)
-                .context("tool not registered")?;
-            let mut args_map = Map::new();
-            args_map.insert("segment".into(), segment.clone());
-            let mut ms = Vec::with_capacity(args.runs);
-            let mut timeouts = 0usize;
-            let mut answer = Value::Null;
-            // one unmeasured call warms the caches, as a server's first minutes would
-            for run in 0..=args.runs {
-                let ctx = ToolCtx {
-                    services: Arc::clone(&state.services),
-                    caller: caller.clone(),
-                    request_id: Uuid::nil(),
-                };
-                let t = Instant::now();
-                let outcome = (spec.handler)(ctx, args_map.clone()).await;
-                let elapsed = t.elapsed().as_secs_f64() * 1000.0;
-                match outcome {
-                    Ok(success) => {
-                        if run == 0 {
-                            let meta = elixir::mcp::meta::base_meta(&state.services, Uuid::nil());
-                            answer = elixir::mcp::envelope::success_body(success, meta, "x")
-                                .map_err(|e| anyhow!("{tool}: {e}"))?;
-                        } else {
-                            ms.push(elapsed);
-                        }
-                    }
-                    // a spent budget is a result of the benchmark, not a failure of it
-                    Err(Fail::Tool(e)) if e.code.as_str() == "query_timeout" => {
-                        timeouts += 1;
-                        ms.push(elapsed);
-                        eprintln!("{tool} {label}: query_timeout after {elapsed:.0} ms");
-                        if timeouts >= 3 {
-                            break;
-                        }
-                    }
-                    Err(Fail::Tool(e)) => return Err(anyhow!("{tool} {label}: {}", e.to_json())),
-                    Err(other) => return Err(anyhow!("{tool} {label}: {other:?}")),
-                }
-            }
-            ms.sort_by(f64::total_cmp);
-            let case = json!({
-                "tool": tool,
-                "case": label,
-                "p50_ms": round(percentile(&ms, 50.0)),
-                "p95_ms": round(percentile(&ms, 95.0)),
-                "max_ms": round(ms.last().copied().unwrap_or(0.0)),
-                "query_timeouts": timeouts,
-                "population": answer["population"],
-                "total": answer["total"],
-            });
-            eprintln!("{case}");
-            cases.push(case);
+            cases.push(bench.case(tool, label, json!({"segment": segment})).await?);
         }
     }
+    let player = json!({"player_tag": busy});
+    for tool in ["players_summary", "battles_performance", "battles_decks"] {
+        cases.push(bench.case(tool, "busy player", player.clone()).await?);
+    }
+    // compact: a full-size page of 25 is over the result cap (docs/elixir.md, "Not yet")
+    let first = json!({"player_tag": busy, "limit": PAGE, "verbosity": "compact"});
+    cases.push(
+        bench
+            .case("battles_query", "first page", first.clone())
+            .await?,
+    );
+    let (depth, cursor) = bench.walk(&first, DEEP_PAGE).await?;
+    let mut deep = first.clone();
+    deep["cursor"] = json!(cursor);
+    let mut case = bench
+        .case("battles_query", &format!("page {depth} (cursor)"), deep)
+        .await?;
+    case["battles_before_page"] = json!((depth - 1) * PAGE);
+    cases.push(case);
     let pid = std::process::id();
     let report = json!({
         "backend": if args.database_url.starts_with("postgres") { "postgres" } else { "sqlite" },
         "world": {
             "players": world.players().len(),
+            "busy_player": busy,
             "clans": world.clans().len(),
             "battles_generated": world.battles().len(),
             "days": args.days,
@@ -263,4 +261,111 @@ pub async fn run(args: MetaArgs) -> anyhow::Result<()> {
     });
     println!("{}", serde_json::to_string_pretty(&report)?);
     Ok(())
+}
+
+/// The tool calls of the measured cases: one caller, the tools' handlers.
+struct Bench<'a> {
+    state: &'a AppState,
+    caller: &'a Caller,
+    specs: &'a [elixir::mcp::spec::ToolSpec],
+    runs: usize,
+}
+
+impl Bench<'_> {
+    fn ctx(&self) -> ToolCtx {
+        ToolCtx {
+            services: Arc::clone(&self.state.services),
+            caller: self.caller.clone(),
+            request_id: Uuid::nil(),
+        }
+    }
+
+    fn spec(&self, tool: &str) -> anyhow::Result<&elixir::mcp::spec::ToolSpec> {
+        self.specs
+            .iter()
+            .find(|s| s.name == tool)
+            .with_context(|| format!("{tool} is not registered"))
+    }
+
+    /// One call's answer as a client sees its structured content.
+    async fn answer(&self, tool: &str, arguments: &Value) -> anyhow::Result<Value> {
+        let map = arguments.as_object().cloned().unwrap_or_default();
+        match (self.spec(tool)?.handler)(self.ctx(), map).await {
+            Ok(success) => {
+                let meta = elixir::mcp::meta::base_meta(&self.state.services, Uuid::nil());
+                elixir::mcp::envelope::success_body(success, meta, "x")
+                    .map_err(|e| anyhow!("{tool}: {e}"))
+            }
+            Err(Fail::Tool(e)) => Err(anyhow!("{tool}: {}", e.to_json())),
+            Err(other) => Err(anyhow!("{tool}: {other:?}")),
+        }
+    }
+
+    /// Follows battles_query's cursor from `first` to page `pages` (or the last page):
+    /// `(the page reached, its cursor)`.
+    async fn walk(&self, first: &Value, pages: usize) -> anyhow::Result<(usize, String)> {
+        let mut arguments = first.clone();
+        let mut reached = None;
+        for page in 2..=pages {
+            let answer = self.answer("battles_query", &arguments).await?;
+            let Some(cursor) = answer["next_cursor"].as_str() else {
+                break;
+            };
+            reached = Some((page, cursor.to_owned()));
+            arguments["cursor"] = json!(cursor);
+        }
+        reached.context("the busy player's battles fill one page only")
+    }
+
+    /// `runs` timed calls of `tool` with `arguments` after one unmeasured warm-up:
+    /// p50/p95/max, and the answer's population and total when it has them.
+    async fn case(&self, tool: &str, label: &str, arguments: Value) -> anyhow::Result<Value> {
+        let spec = self.spec(tool)?;
+        let map = arguments.as_object().cloned().unwrap_or_default();
+        let mut ms = Vec::with_capacity(self.runs);
+        let mut timeouts = 0usize;
+        // one unmeasured call warms the caches, as a server's first minutes would
+        let answer = self.answer(tool, &arguments).await;
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(e) if e.to_string().contains("query_timeout") => {
+                eprintln!("{tool} {label}: query_timeout on the warm-up call");
+                timeouts += 1;
+                Value::Null
+            }
+            Err(e) => return Err(e),
+        };
+        for _ in 0..self.runs {
+            let t = Instant::now();
+            let outcome = (spec.handler)(self.ctx(), map.clone()).await;
+            let elapsed = t.elapsed().as_secs_f64() * 1000.0;
+            match outcome {
+                Ok(_) => ms.push(elapsed),
+                // a spent budget is a result of the benchmark, not a failure of it
+                Err(Fail::Tool(e)) if e.code.as_str() == "query_timeout" => {
+                    timeouts += 1;
+                    ms.push(elapsed);
+                    eprintln!("{tool} {label}: query_timeout after {elapsed:.0} ms");
+                    if timeouts >= 3 {
+                        break;
+                    }
+                }
+                Err(Fail::Tool(e)) => return Err(anyhow!("{tool} {label}: {}", e.to_json())),
+                Err(other) => return Err(anyhow!("{tool} {label}: {other:?}")),
+            }
+        }
+        ms.sort_by(f64::total_cmp);
+        let case = json!({
+            "tool": tool,
+            "case": label,
+            "p50_ms": round(percentile(&ms, 50.0)),
+            "p95_ms": round(percentile(&ms, 95.0)),
+            "max_ms": round(ms.last().copied().unwrap_or(0.0)),
+            "query_timeouts": timeouts,
+            "population": answer["population"],
+            "total": answer["total"],
+        });
+        eprintln!("{case}");
+        Ok(case)
+    }
 }

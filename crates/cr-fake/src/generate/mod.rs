@@ -403,7 +403,7 @@ fn make_clans(
     tag_dice: &mut Dice,
     taken: &mut HashSet<String>,
 ) -> (Vec<Clan>, Vec<Membership>) {
-    let count = players.len().div_ceil(45).max(1);
+    let count = config.clan_count() as usize;
     let mut clans = Vec::with_capacity(count);
     for i in 0..count {
         let mut dice = Dice::new(config.seed, &[2, i as u64]);

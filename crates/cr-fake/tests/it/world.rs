@@ -49,6 +49,37 @@ fn bad_configs_are_refused_with_the_reason() {
 }
 
 #[test]
+fn the_clan_count_is_a_knob_within_its_bounds() {
+    // 120 players: 3 clans hold them (50 each at most), 120 is one each
+    let config = |clans| WorldConfig::new(3, 120, 2, END_MILLIS).with_clans(clans);
+    for clans in [3, 120] {
+        let world = World::generate(config(clans)).unwrap();
+        assert_eq!(world.clans().len(), clans as usize);
+        let start = world.config().start_millis();
+        let placed: usize = (0..clans).map(|c| world.members_at(c, start).len()).sum();
+        assert!(
+            placed >= 100,
+            "about one player in twenty has no clan: {placed}"
+        );
+        for clan in 0..clans {
+            let members = world.members_at(clan, start).len();
+            assert!(members <= 50, "clan {clan}: {members}");
+        }
+    }
+    for clans in [2, 121] {
+        let err = World::generate(config(clans)).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(&format!("clans must be 3..=120 for 120 players (50 members at most, one per player at most), got {clans}")),
+            "{err}"
+        );
+    }
+    // unset: one per 45 players, as before
+    let world = World::generate(WorldConfig::new(3, 120, 2, END_MILLIS)).unwrap();
+    assert_eq!(world.clans().len(), 3);
+}
+
+#[test]
 fn a_battle_between_tracked_players_is_in_both_logs_mirrored() {
     let world = small_world(7);
     let battle = world

@@ -71,6 +71,15 @@ pub fn new_battles(observer: &Tag, battles: &[Battle]) -> Result<Vec<NewBattle>,
     Ok(rows)
 }
 
+/// The games a stored battle (its JSON body, as [`new_battles`] wrote it) counts as for
+/// `observer`: what the meta index holds for that observation. `None` when the tag or the
+/// body does not parse.
+pub fn stored_games(observer: &str, body: &str) -> Option<Vec<NewGame>> {
+    let tag = Tag::parse(observer).ok()?;
+    let battle: Battle = serde_json::from_str(body).ok()?;
+    Some(battle.games_of(&tag).iter().map(new_game).collect())
+}
+
 /// One game as the meta index stores it: its round (0 for a battle that is not a duel), the
 /// observer's outcome, and the deck when it is disclosed.
 fn new_game(game: &Game<'_>) -> NewGame {

@@ -9,6 +9,7 @@
 //! `_sqlx_migrations` table.
 
 mod accounts;
+mod batch;
 mod ledger;
 mod meta_reads;
 mod metering;

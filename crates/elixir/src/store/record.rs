@@ -3,9 +3,12 @@
 //! [`RecordStore`] and its SQL. What a payload means is `elixir_record`'s and when to read
 //! is the recorder's; this file only stores and selects.
 
+use std::collections::{HashMap, HashSet};
+
 use async_trait::async_trait;
 use sqlkit::{Cols, Row, Tx, sql};
 
+use super::batch;
 use super::sql_store::{SqlStore, StoreError};
 use crate::domain::{Millis, name_key};
 use crate::model::{
@@ -546,7 +549,7 @@ impl RecordStore for SqlStore {
         // A log re-read mostly repeats what this player's observations hold: one read of them
         // over the log's span leaves only the new entries to write.
         let oldest = battles.iter().map(|b| b.battle_time).min().unwrap_or(0);
-        let known: std::collections::HashSet<String> =
+        let known: HashSet<String> =
             sql("SELECT battle_id FROM battle_players WHERE player_tag = $1 AND battle_time >= $2")
                 .bind(player)
                 .bind(oldest)
@@ -555,54 +558,13 @@ impl RecordStore for SqlStore {
                 .iter()
                 .map(|r| r.text("battle_id"))
                 .collect::<Result<_, _>>()?;
-        for b in battles.iter().filter(|b| !known.contains(&b.battle_id)) {
-            let o = &b.observer;
-            let observed = sql(
-                "INSERT INTO battle_players (player_tag, battle_id, battle_time, \
-                 mode, game_mode_id, side, outcome, crowns, trophy_change, deck_hash, \
-                 opponent_tag, clan_tag, observed_at) \
-                 SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 \
-                 WHERE NOT EXISTS (SELECT 1 FROM battle_players \
-                     WHERE player_tag = $1 AND battle_id = $2)",
-            )
-            .bind(player)
-            .bind(&b.battle_id)
-            .bind(b.battle_time)
-            .bind(&b.mode)
-            .bind(b.game_mode_id)
-            .bind(&o.side)
-            .bind(o.outcome.as_deref())
-            .bind(o.crowns)
-            .bind(o.trophy_change)
-            .bind(o.deck_hash.as_deref())
-            .bind(o.opponent_tag.as_deref())
-            .bind(o.clan_tag.as_deref());
-            // The battle row first: the observation references it.
-            let inserted = sql(
-                "INSERT INTO battles (battle_id, battle_time, battle_type, mode, \
-                 game_mode_id, body, first_observed_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
-                 ON CONFLICT (battle_id) DO NOTHING",
-            )
-            .bind(&b.battle_id)
-            .bind(b.battle_time)
-            .bind(&b.battle_type)
-            .bind(&b.mode)
-            .bind(b.game_mode_id)
-            .bind(&b.body)
-            .bind(read_at)
-            .execute(&mut tx)
-            .await?;
-            let new_battle = inserted.rows_affected() == 1;
-            let done = observed.bind(read_at).execute(&mut tx).await?;
-            if done.rows_affected() == 1 {
-                super::meta_reads::insert_games(&mut tx, player, b).await?;
-                report.new_observations += 1;
-                if new_battle {
-                    report.new_battles += 1;
-                } else {
-                    fill_missing(&mut tx, b).await?;
-                }
-            }
+        let mut listed = HashSet::new();
+        let fresh: Vec<&NewBattle> = battles
+            .iter()
+            .filter(|b| !known.contains(&b.battle_id) && listed.insert(b.battle_id.as_str()))
+            .collect();
+        if !fresh.is_empty() {
+            report = write_fresh(&mut tx, player, read_at, &fresh, report).await?;
         }
         let newest = battles.iter().map(|b| b.battle_time).max();
         let oldest = battles.iter().map(|b| b.battle_time).min();
@@ -943,29 +905,161 @@ impl RecordStore for SqlStore {
     }
 }
 
-/// A re-sighting of a stored battle (from another player's log) fills only what the stored
-/// body lacks: JSON nulls and absent keys, matching participants by tag.
-async fn fill_missing(tx: &mut Tx, b: &NewBattle) -> Result<(), StoreError> {
-    let lock = tx.backend().row_lock();
-    let stored = sql(format!(
-        "SELECT body FROM battles WHERE battle_id = $1{lock}"
-    ))
-    .bind(&b.battle_id)
-    .fetch_one(&mut *tx)
+/// Whether a stored outcome decides a battle (a win or a loss).
+fn decides(outcome: Option<&str>) -> bool {
+    matches!(outcome, Some("win" | "loss"))
+}
+
+/// Writes the battles of one log that `player`'s observations do not hold yet: one
+/// multi-row statement per table (the battles, the observations, the re-sighted bodies the
+/// new log completes, the meta index and its daily rollups). A battle new to the record is
+/// one row with this observation; a battle another log brought in gains this observation and
+/// only the fields its stored body lacks.
+async fn write_fresh(
+    tx: &mut Tx,
+    player: &str,
+    read_at: Millis,
+    fresh: &[&NewBattle],
+    mut report: Ingested,
+) -> Result<Ingested, StoreError> {
+    // The battle rows first: the observations reference them.
+    let new_ids: HashSet<String> = batch::values(
+        tx,
+        "INSERT INTO battles (battle_id, battle_time, battle_type, mode, game_mode_id, body, \
+         first_observed_at) VALUES ",
+        7,
+        " ON CONFLICT (battle_id) DO NOTHING RETURNING battle_id",
+        fresh,
+        |b| {
+            vec![
+                b.battle_id.as_str().into(),
+                b.battle_time.into(),
+                b.battle_type.as_str().into(),
+                b.mode.as_str().into(),
+                b.game_mode_id.into(),
+                b.body.as_str().into(),
+                read_at.into(),
+            ]
+        },
+    )
     .await?
-    .text("body")?;
+    .iter()
+    .map(|r| r.text("battle_id"))
+    .collect::<Result<_, _>>()?;
+    let resighted: Vec<&str> = fresh
+        .iter()
+        .map(|b| b.battle_id.as_str())
+        .filter(|id| !new_ids.contains(*id))
+        .collect();
+    // Locked (PostgreSQL) before anything reads their other observations, so two logs that
+    // re-sight one battle at once take turns.
+    let lock = tx.backend().row_lock();
+    let stored: HashMap<String, String> = batch::keyed(
+        tx,
+        "SELECT battle_id, body FROM battles WHERE battle_id IN (",
+        &format!("){lock}"),
+        &resighted,
+    )
+    .await?
+    .iter()
+    .map(|r| Ok((r.text("battle_id")?, r.text("body")?)))
+    .collect::<Result<_, StoreError>>()?;
+    // Re-sighted battles another observer already decided (the population's rollup counts a
+    // battle decided once).
+    let deciding: Vec<&str> = fresh
+        .iter()
+        .filter(|b| !new_ids.contains(&b.battle_id) && decides(b.observer.outcome.as_deref()))
+        .map(|b| b.battle_id.as_str())
+        .collect();
+    let decided_before: HashSet<String> = batch::keyed(
+        tx,
+        "SELECT DISTINCT battle_id FROM battle_players WHERE outcome IN ('win', 'loss') \
+         AND battle_id IN (",
+        ")",
+        &deciding,
+    )
+    .await?
+    .iter()
+    .map(|r| r.text("battle_id"))
+    .collect::<Result<_, _>>()?;
+    let observed: HashSet<String> = batch::values(
+        tx,
+        "INSERT INTO battle_players (player_tag, battle_id, battle_time, mode, game_mode_id, \
+         side, outcome, crowns, trophy_change, deck_hash, opponent_tag, clan_tag, \
+         observed_at) VALUES ",
+        13,
+        " ON CONFLICT (player_tag, battle_id) DO NOTHING RETURNING battle_id",
+        fresh,
+        |b| {
+            let o = &b.observer;
+            vec![
+                player.into(),
+                b.battle_id.as_str().into(),
+                b.battle_time.into(),
+                b.mode.as_str().into(),
+                b.game_mode_id.into(),
+                o.side.as_str().into(),
+                o.outcome.as_deref().into(),
+                o.crowns.into(),
+                o.trophy_change.into(),
+                o.deck_hash.as_deref().into(),
+                o.opponent_tag.as_deref().into(),
+                o.clan_tag.as_deref().into(),
+                read_at.into(),
+            ]
+        },
+    )
+    .await?
+    .iter()
+    .map(|r| r.text("battle_id"))
+    .collect::<Result<_, _>>()?;
+    let mut filled: Vec<(&str, String)> = Vec::new();
+    let mut days = super::meta_reads::BattleDays::default();
+    let mut games = Vec::with_capacity(observed.len());
+    for b in fresh.iter().filter(|b| observed.contains(&b.battle_id)) {
+        report.new_observations += 1;
+        let decided = decides(b.observer.outcome.as_deref());
+        if new_ids.contains(&b.battle_id) {
+            report.new_battles += 1;
+            days.add(b.battle_time, &b.mode, 1, i64::from(decided));
+        } else {
+            if decided && !decided_before.contains(&b.battle_id) {
+                days.add(b.battle_time, &b.mode, 0, 1);
+            }
+            if let Some(body) = stored.get(&b.battle_id).and_then(|s| filled_body(s, b)) {
+                filled.push((b.battle_id.as_str(), body));
+            }
+        }
+        games.push(super::meta_reads::GamesOf {
+            battle_id: &b.battle_id,
+            battle_time: b.battle_time,
+            mode: &b.mode,
+            games: &b.games,
+        });
+    }
+    batch::values(
+        tx,
+        "UPDATE battles SET body = v.column2 FROM (VALUES ",
+        2,
+        ") AS v WHERE battles.battle_id = v.column1",
+        &filled,
+        |(id, body)| vec![(*id).into(), body.as_str().into()],
+    )
+    .await?;
+    super::meta_reads::write_games(tx, player, &games).await?;
+    days.write(tx).await?;
+    Ok(report)
+}
+
+/// A re-sighting of a stored battle (from another player's log) fills only what the stored
+/// body lacks: JSON nulls and absent keys, matching participants by tag. `None` when it
+/// fills nothing (or either body is not JSON).
+fn filled_body(stored: &str, b: &NewBattle) -> Option<String> {
     let (Ok(mut body), Ok(seen)) = (
-        serde_json::from_str::<serde_json::Value>(&stored),
+        serde_json::from_str::<serde_json::Value>(stored),
         serde_json::from_str::<serde_json::Value>(&b.body),
     ) else {
-        return Ok(());
+        return None;
     };
-    if crate::domain::fill_missing_battle(&mut body, &seen) {
-        sql("UPDATE battles SET body = $2 WHERE battle_id = $1")
-            .bind(&b.battle_id)
-            .bind(body.to_string())
-            .execute(&mut *tx)
-            .await?;
-    }
-    Ok(())
+    crate::domain::fill_missing_battle(&mut body, &seen).then(|| body.to_string())
 }

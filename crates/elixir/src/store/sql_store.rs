@@ -38,6 +38,11 @@ const SQLITE_MIGRATIONS: Embedded = Embedded(&[
         "the meta index",
         include_str!("../../migrations/sqlite/2000005_meta.sql"),
     ),
+    (
+        2_000_006,
+        "the meta rollups",
+        include_str!("../../migrations/sqlite/2000006_meta_days.sql"),
+    ),
 ]);
 
 const POSTGRES_MIGRATIONS: Embedded = Embedded(&[
@@ -66,6 +71,11 @@ const POSTGRES_MIGRATIONS: Embedded = Embedded(&[
         "the meta index",
         include_str!("../../migrations/postgres/2000005_meta.sql"),
     ),
+    (
+        2_000_006,
+        "the meta rollups",
+        include_str!("../../migrations/postgres/2000006_meta_days.sql"),
+    ),
 ]);
 
 /// Elixir's store on SQLite (one WAL-mode file, the embedded default, or `sqlite::memory:`)
@@ -89,8 +99,10 @@ impl SqlStore {
 /// The store's own upkeep: its schema, whether the database answers, the pool gauges.
 #[async_trait]
 pub trait Lifecycle: Send + Sync + 'static {
-    /// Applies Elixir's migrations. mcp-oauth's share the database (and its
-    /// `_sqlx_migrations` table), so versions this store does not know are ignored.
+    /// Applies Elixir's migrations, then the one-off fills they leave pending (the meta
+    /// index of battles recorded before it existed). mcp-oauth's migrations share the
+    /// database (and its `_sqlx_migrations` table), so versions this store does not know are
+    /// ignored.
     async fn migrate(&self) -> Result<(), StoreError>;
     /// One round trip to the database.
     async fn ping(&self) -> Result<(), StoreError>;
@@ -103,7 +115,9 @@ impl Lifecycle for SqlStore {
     async fn migrate(&self) -> Result<(), StoreError> {
         self.db
             .migrate(SQLITE_MIGRATIONS, POSTGRES_MIGRATIONS, true)
-            .await
+            .await?;
+        super::meta_reads::backfill_games(&self.db).await?;
+        Ok(())
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

@@ -28,6 +28,7 @@ mod initialize;
 mod lifecycle;
 mod limits;
 mod live;
+mod meta_rollups;
 mod meta_tools;
 mod metrics;
 mod node_oauth;
