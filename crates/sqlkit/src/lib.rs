@@ -14,6 +14,7 @@ mod cols;
 mod db;
 mod failure;
 mod migrate;
+mod pg;
 mod pool;
 
 pub use backup::{Backup, BackupError, backup_sqlite};

@@ -31,6 +31,7 @@ mod meta_tools;
 mod metrics;
 mod node_oauth;
 mod oauth;
+mod outage;
 mod pages;
 mod players_tools;
 mod python_oauth;
