@@ -20,7 +20,7 @@ use sqlx::sqlite::{SqliteConnection, SqlitePool, SqliteRow};
 use sqlx::{Database, Encode, Postgres, Sqlite, Transaction, Type};
 use uuid::Uuid;
 
-use crate::pg::PgHeld;
+use crate::pg::{PgGuard, PgHeld};
 use crate::{Cols, DbFailure, Embedded, PoolSettings, open_postgres, open_sqlite};
 
 /// Which database a [`Db`] or [`Tx`] talks to, for the few statements whose SQL differs.
@@ -42,12 +42,13 @@ impl Backend {
     }
 }
 
-/// A pool of either backend. Cloning is cheap (the pool is shared). PostgreSQL's carries the
-/// client-side deadline of each statement ([`PoolSettings::query_timeout`]).
+/// A pool of either backend. Cloning is cheap (the pool is shared). PostgreSQL's carries its
+/// client-side rules: the deadline of each statement ([`PoolSettings::query_timeout`]) and
+/// the checks of connections after a failure (see `pg.rs`).
 #[derive(Debug, Clone)]
 pub enum Db {
     Sqlite(SqlitePool),
-    Postgres(PgPool, Duration),
+    Postgres(PgPool, PgGuard),
 }
 
 /// A transaction of either backend; dropped without [`Tx::commit`], it rolls back.
@@ -202,7 +203,7 @@ where
 /// acquired for the statement, so that one that misses it can be discarded (see [`PgHeld`]).
 pub enum Target<'a> {
     SqlitePool(&'a SqlitePool),
-    PostgresPool(&'a PgPool, Duration),
+    PostgresPool(&'a PgPool, &'a PgGuard),
     Sqlite(&'a mut SqliteConnection),
     Postgres(&'a mut PgHeld, Duration),
 }
@@ -212,8 +213,9 @@ impl Target<'_> {
         let rows_affected = match self {
             Target::SqlitePool(e) => bind_all::<Sqlite>(&s).execute(e).await?.rows_affected(),
             Target::Sqlite(e) => bind_all::<Sqlite>(&s).execute(e).await?.rows_affected(),
-            Target::PostgresPool(pool, deadline) => {
-                let mut held = PgHeld::acquire(pool, deadline).await?;
+            Target::PostgresPool(pool, guard) => {
+                let deadline = guard.query_timeout;
+                let mut held = PgHeld::acquire(pool, guard).await?;
                 pg_execute(&mut held, deadline, &s).await?
             }
             Target::Postgres(held, deadline) => pg_execute(held, deadline, &s).await?,
@@ -231,8 +233,9 @@ impl Target<'_> {
                 .fetch_optional(e)
                 .await?
                 .map(Row::Sqlite),
-            Target::PostgresPool(pool, deadline) => {
-                let mut held = PgHeld::acquire(pool, deadline).await?;
+            Target::PostgresPool(pool, guard) => {
+                let deadline = guard.query_timeout;
+                let mut held = PgHeld::acquire(pool, guard).await?;
                 pg_fetch_optional(&mut held, deadline, &s).await?
             }
             Target::Postgres(held, deadline) => pg_fetch_optional(held, deadline, &s).await?,
@@ -243,8 +246,9 @@ impl Target<'_> {
         Ok(match self {
             Target::SqlitePool(e) => rows(bind_all::<Sqlite>(&s).fetch_all(e).await?, Row::Sqlite),
             Target::Sqlite(e) => rows(bind_all::<Sqlite>(&s).fetch_all(e).await?, Row::Sqlite),
-            Target::PostgresPool(pool, deadline) => {
-                let mut held = PgHeld::acquire(pool, deadline).await?;
+            Target::PostgresPool(pool, guard) => {
+                let deadline = guard.query_timeout;
+                let mut held = PgHeld::acquire(pool, guard).await?;
                 pg_fetch_all(&mut held, deadline, &s).await?
             }
             Target::Postgres(held, deadline) => pg_fetch_all(held, deadline, &s).await?,
@@ -290,7 +294,7 @@ impl Runner for &Db {
     {
         match self {
             Db::Sqlite(pool) => Target::SqlitePool(pool),
-            Db::Postgres(pool, deadline) => Target::PostgresPool(pool, *deadline),
+            Db::Postgres(pool, guard) => Target::PostgresPool(pool, guard),
         }
     }
 }
@@ -360,7 +364,8 @@ impl Db {
     pub async fn open(url: &str, settings: &PoolSettings) -> Result<Self, DbFailure> {
         Ok(match backend_of(url) {
             Backend::Postgres => {
-                Db::Postgres(open_postgres(url, settings).await?, settings.query_timeout)
+                let guard = PgGuard::new(settings.query_timeout, settings.max_connections);
+                Db::Postgres(open_postgres(url, settings).await?, guard)
             }
             Backend::Sqlite => Db::Sqlite(open_sqlite(url, settings).await?),
         })
@@ -397,7 +402,7 @@ impl Db {
     pub async fn begin_write(&self) -> Result<Tx, DbFailure> {
         Ok(match self {
             Db::Sqlite(pool) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
-            Db::Postgres(pool, deadline) => Tx::Postgres(PgHeld::begin(pool, *deadline).await?),
+            Db::Postgres(pool, guard) => Tx::Postgres(PgHeld::begin(pool, guard).await?),
         })
     }
 
@@ -405,7 +410,7 @@ impl Db {
     pub async fn acquire(&self) -> Result<Conn, DbFailure> {
         Ok(match self {
             Db::Sqlite(pool) => Conn::Sqlite(pool.acquire().await?),
-            Db::Postgres(pool, deadline) => Conn::Postgres(PgHeld::acquire(pool, *deadline).await?),
+            Db::Postgres(pool, guard) => Conn::Postgres(PgHeld::acquire(pool, guard).await?),
         })
     }
 
@@ -414,7 +419,7 @@ impl Db {
     pub async fn begin_read(&self) -> Result<Tx, DbFailure> {
         Ok(match self {
             Db::Sqlite(pool) => Tx::Sqlite(pool.begin().await?),
-            Db::Postgres(pool, deadline) => Tx::Postgres(PgHeld::begin(pool, *deadline).await?),
+            Db::Postgres(pool, guard) => Tx::Postgres(PgHeld::begin(pool, guard).await?),
         })
     }
 

@@ -6,13 +6,50 @@
 //! middle of a statement) and the caller sees [`DbFailure::Unavailable`]. Which statements run
 //! and how a transaction is used stay in [`crate::db`].
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnection, PgPool, PgTransactionManager};
-use sqlx::{Postgres, TransactionManager};
+use sqlx::{Connection, Postgres, TransactionManager};
 
 use crate::DbFailure;
+
+/// The client-side rules of one PostgreSQL pool: the statement deadline, and how many of the
+/// next connections to check (one round trip, `query_timeout` at most) before lending them.
+/// Normally none: the check costs a round trip per statement. After a connection failed
+/// (PostgreSQL restarted, the network cut) the pool's other idle connections are likely dead
+/// too, so the next `max_connections` acquires check theirs, discard the dead ones and
+/// take another — recovery is not paid for with one failed request per stale connection.
+#[derive(Debug, Clone)]
+pub struct PgGuard {
+    pub(crate) query_timeout: Duration,
+    checks: Arc<AtomicU32>,
+    max_connections: u32,
+}
+
+impl PgGuard {
+    pub(crate) fn new(query_timeout: Duration, max_connections: u32) -> Self {
+        Self {
+            query_timeout,
+            checks: Arc::new(AtomicU32::new(0)),
+            max_connections: max_connections.max(1),
+        }
+    }
+
+    fn connection_failed(&self) {
+        self.checks.store(self.max_connections, Ordering::Relaxed);
+    }
+}
+
+/// Whether `e` says the connection itself failed (rather than the statement).
+fn is_connection_failure(e: &sqlx::Error) -> bool {
+    matches!(
+        e,
+        sqlx::Error::Io(_) | sqlx::Error::Protocol(_) | sqlx::Error::Tls(_)
+    )
+}
 
 /// A pooled PostgreSQL connection held for one statement, a [`crate::Conn`] or a
 /// [`crate::Tx`]. Dropped inside a transaction, it queues the `ROLLBACK` (as sqlx's own
@@ -23,22 +60,48 @@ pub struct PgHeld {
     conn: Option<PoolConnection<Postgres>>,
     /// The deadline of each statement run on it (a budgeted read sets its own).
     pub(crate) query_timeout: Duration,
+    guard: PgGuard,
     in_transaction: bool,
 }
 
 impl PgHeld {
-    /// One connection from `pool` (bounded by the pool's acquire timeout).
-    pub(crate) async fn acquire(pool: &PgPool, query_timeout: Duration) -> Result<Self, DbFailure> {
-        Ok(Self {
-            conn: Some(pool.acquire().await?),
-            query_timeout,
-            in_transaction: false,
-        })
+    /// One connection from `pool` (each wait bounded by the pool's acquire timeout), checked
+    /// first when the guard says so.
+    pub(crate) async fn acquire(pool: &PgPool, guard: &PgGuard) -> Result<Self, DbFailure> {
+        // every connection of the pool, and one more
+        for _ in 0..=guard.max_connections {
+            let mut conn = pool.acquire().await?;
+            let pending = guard.checks.load(Ordering::Relaxed);
+            if pending > 0 {
+                let alive = tokio::time::timeout(guard.query_timeout, conn.ping()).await;
+                if !matches!(alive, Ok(Ok(()))) {
+                    drop(conn.detach());
+                    guard.connection_failed();
+                    continue;
+                }
+                let _ = guard.checks.compare_exchange(
+                    pending,
+                    pending - 1,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
+            }
+            return Ok(Self {
+                conn: Some(conn),
+                query_timeout: guard.query_timeout,
+                guard: guard.clone(),
+                in_transaction: false,
+            });
+        }
+        Err(DbFailure::Unavailable(
+            "no PostgreSQL connection answered".into(),
+        ))
     }
 
     /// One connection from `pool` with a transaction begun on it (`BEGIN` under the deadline).
-    pub(crate) async fn begin(pool: &PgPool, query_timeout: Duration) -> Result<Self, DbFailure> {
-        let mut held = Self::acquire(pool, query_timeout).await?;
+    pub(crate) async fn begin(pool: &PgPool, guard: &PgGuard) -> Result<Self, DbFailure> {
+        let query_timeout = guard.query_timeout;
+        let mut held = Self::acquire(pool, guard).await?;
         let conn = held.conn()?;
         let begun =
             tokio::time::timeout(query_timeout, PgTransactionManager::begin(conn, None)).await;
@@ -82,8 +145,13 @@ impl PgHeld {
         deadline: Duration,
     ) -> Result<T, DbFailure> {
         match outcome {
+            Ok(Err(e)) if is_connection_failure(&e) => {
+                self.guard.connection_failed();
+                Err(e.into())
+            }
             Ok(done) => Ok(done?),
             Err(_) => {
+                self.guard.connection_failed();
                 if let Some(conn) = self.conn.take() {
                     // detached and dropped: the socket closes at once, the pool may open a
                     // replacement, and nothing waits on a peer that does not answer
@@ -209,6 +277,46 @@ mod tests {
         tx.commit().await.unwrap();
         let (size, _) = db.pool_use();
         assert!(size <= SETTINGS.max_connections, "{size}");
+    }
+
+    /// After PostgreSQL went away and came back, the pool's stale idle connections cost one
+    /// failed statement in all, not one each: the next acquires check theirs first.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn stale_connections_after_a_cut_cost_one_failure() {
+        let Some(url) = testkit::db::fresh_postgres().await else {
+            return;
+        };
+        let (target, _) = target_of(&url, 5432, None).await;
+        let proxy = Proxy::start(target).await;
+        let (_, via) = target_of(&url, 5432, Some(proxy.addr)).await;
+        let db = Db::open(&via, &SETTINGS).await.unwrap();
+        // four idle connections
+        let held: Vec<_> = hold_four(&db).await;
+        drop(held);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(db.pool_use().0, 4);
+        proxy.cut().await;
+        proxy.resume().await;
+        let mut failures = 0;
+        for _ in 0..8 {
+            if answers_or_fails(&db).await.is_err() {
+                failures += 1;
+            }
+        }
+        assert_eq!(failures, 1, "stale connections each failed a statement");
+    }
+
+    async fn answers_or_fails(db: &Db) -> Result<(), DbFailure> {
+        sql("SELECT 1").execute(db).await.map(|_| ())
+    }
+
+    /// Four connections held at once.
+    async fn hold_four(db: &Db) -> Vec<crate::Conn> {
+        let mut held = Vec::new();
+        for _ in 0..4 {
+            held.push(db.acquire().await.unwrap());
+        }
+        held
     }
 
     /// A commit after a statement that failed normally still rolls back on drop, and the

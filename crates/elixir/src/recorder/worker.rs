@@ -211,6 +211,11 @@ impl Poller {
         let jitter = jitter(&poll.subject, poll.endpoint, at);
         let (result, status) = match &fetched {
             Ok(_) => (ReadResult::Success, Some(200)),
+            // the upstream's own bookkeeping (budget, raw payload) met the database down
+            Err(UpstreamError::Store(StoreError::Unavailable(e))) => {
+                tracing::warn!(subject = %poll.subject, error = %e, "database unavailable; the read is dropped");
+                return Err(Interrupted::Database(unchanged(poll, at)));
+            }
             Err(UpstreamError::Throttled { until, .. }) => {
                 return Err(Interrupted::Throttled(*until));
             }
@@ -282,17 +287,7 @@ impl Poller {
             // subject, which is due again at once.
             Err(RecorderError::Store(StoreError::Unavailable(e))) => {
                 tracing::warn!(subject = %poll.subject, error = %e, "database unavailable; the read is dropped");
-                Err(Interrupted::Database(PollDone {
-                    next_at: at,
-                    reason: poll.reason.clone(),
-                    read_at: poll.last_read_at.unwrap_or(at),
-                    status: poll.last_status,
-                    failures: poll.failures,
-                    empty_reads: poll.empty_reads,
-                    held_until: poll.held_until,
-                    not_found: poll.not_found,
-                    fastest_fill_ms: poll.fastest_fill_ms,
-                }))
+                Err(Interrupted::Database(unchanged(poll, at)))
             }
             Err(e) => {
                 // The payload is archived; a payload the rules refuse is a failure to retry.
@@ -514,6 +509,21 @@ impl Poller {
                 detected_at: at,
             })
             .await
+    }
+}
+
+/// `poll`'s row as it was, due at `at`: a read that does not count.
+fn unchanged(poll: &Poll, at: Millis) -> PollDone {
+    PollDone {
+        next_at: at,
+        reason: poll.reason.clone(),
+        read_at: poll.last_read_at.unwrap_or(at),
+        status: poll.last_status,
+        failures: poll.failures,
+        empty_reads: poll.empty_reads,
+        held_until: poll.held_until,
+        not_found: poll.not_found,
+        fastest_fill_ms: poll.fastest_fill_ms,
     }
 }
 

@@ -190,9 +190,10 @@ async fn drain(poller: &Poller, name: &str) -> usize {
 
 async fn pauses_and_resumes(rig: Rig, mut fault: Fault) {
     let name = fault.name();
-    let tags = [rig.track(0).await, rig.track(1).await, rig.track(2).await];
+    // (two players: their four reads fit the recorder lane's budget at once)
+    let tags = [rig.track(0).await, rig.track(1).await];
     let first = drain(&rig.poller, name).await;
-    assert_eq!(first, 6, "{name}: a battle log and a profile per player");
+    assert_eq!(first, 4, "{name}: a battle log and a profile per player");
 
     // 1. the fault begins between passes: a pass fails promptly, reads nothing upstream,
     //    changes nothing; after the fault the rows due are read, each once
