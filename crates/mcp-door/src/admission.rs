@@ -241,6 +241,31 @@ redis.call('PEXPIRE', KEYS[3], lease_ms + 1000)
 return {0, 0}
 "#;
 
+/// How long admission waits for Redis to connect, and for each answer: far above a healthy
+/// round trip (well under a millisecond), well below the doors' 25 s tool deadline.
+const REDIS_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Removes a concurrency lease, off the request path. Best effort: a lost release only
+/// holds the slot until its lease ends.
+fn release_lease(
+    mut conn: redis::aio::ConnectionManager,
+    cred_key: String,
+    global_key: String,
+    lease_id: String,
+) {
+    if let Ok(handle) = tokio::runtime::Handle::try_current() {
+        handle.spawn(async move {
+            let _: Result<(), _> = redis::pipe()
+                .zrem(&cred_key, &lease_id)
+                .ignore()
+                .zrem(&global_key, &lease_id)
+                .ignore()
+                .query_async(&mut conn)
+                .await;
+        });
+    }
+}
+
 /// Admission whose counters live in Redis and hold across every server instance.
 #[derive(Clone)]
 pub struct RedisAdmission {
@@ -252,12 +277,17 @@ pub struct RedisAdmission {
 
 impl RedisAdmission {
     /// Connects to `url`. Keys are namespaced by `prefix` (one per product deployment).
+    ///
+    /// Every exchange with Redis is bounded on the client: [`REDIS_TIMEOUT`] to connect and
+    /// [`REDIS_TIMEOUT`] for an answer, so a Redis that is gone or stops answering (a
+    /// black hole) costs a request at most a few seconds and a 503; the connection manager
+    /// reconnects by itself on the next request once Redis is back.
     pub async fn connect(url: &str, prefix: &str, limits: Limits) -> Result<Self, AdmissionError> {
         let client =
             redis::Client::open(url).map_err(|e| AdmissionError::Unavailable(e.to_string()))?;
         let config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Duration::from_secs(2))
-            .set_response_timeout(Duration::from_secs(2))
+            .set_connection_timeout(REDIS_TIMEOUT)
+            .set_response_timeout(REDIS_TIMEOUT)
             .set_number_of_retries(1);
         let conn = redis::aio::ConnectionManager::new_with_config(client, config)
             .await
@@ -285,7 +315,7 @@ impl Admission for RedisAdmission {
         let keys = self.keys(credential);
         let lease_id = uuid::Uuid::new_v4().simple().to_string();
         let mut conn = self.conn.clone();
-        let (code, wait): (i64, i64) = self
+        let admitted: Result<(i64, i64), _> = self
             .script
             .key(&keys[0])
             .key(&keys[1])
@@ -297,8 +327,18 @@ impl Admission for RedisAdmission {
             .arg(&lease_id)
             .arg(self.limits.lease.as_millis() as u64)
             .invoke_async(&mut conn)
-            .await
-            .map_err(|e| AdmissionError::Unavailable(e.to_string()))?;
+            .await;
+        let [_, cred_key, global_key] = keys;
+        let (code, wait) = match admitted {
+            Ok(answer) => answer,
+            Err(e) => {
+                // Unanswered is not undone: the script may still run (a partition that heals
+                // delivers it) and take a lease no one would release until it expires,
+                // locking the credential out. The release queued behind it removes it.
+                release_lease(conn, cred_key, global_key, lease_id);
+                return Err(AdmissionError::Unavailable(e.to_string()));
+            }
+        };
         match code {
             0 => {}
             1 => {
@@ -320,20 +360,8 @@ impl Admission for RedisAdmission {
                 });
             }
         }
-        let [_, cred_key, global_key] = keys;
         Ok(Permit::new(move || {
-            // Release off the request path; a lost release only holds the slot until its lease ends.
-            if let Ok(handle) = tokio::runtime::Handle::try_current() {
-                handle.spawn(async move {
-                    let _: Result<(), _> = redis::pipe()
-                        .zrem(&cred_key, &lease_id)
-                        .ignore()
-                        .zrem(&global_key, &lease_id)
-                        .ignore()
-                        .query_async(&mut conn)
-                        .await;
-                });
-            }
+            release_lease(conn, cred_key, global_key, lease_id)
         }))
     }
 }

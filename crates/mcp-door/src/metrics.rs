@@ -301,6 +301,7 @@ mod tests {
             acquire_timeout: std::time::Duration::from_secs(5),
             statement_timeout: std::time::Duration::from_secs(5),
             lock_timeout: std::time::Duration::from_secs(5),
+            query_timeout: std::time::Duration::from_secs(5),
         };
         let db = sqlkit::Db::open("sqlite::memory:", &settings)
             .await

@@ -26,12 +26,16 @@ use crate::serve::{ConnectionLimits, Serving};
 use crate::tls::TlsFiles;
 
 /// The pool settings of [`ServerConfig::new`]: 16 connections, 5 s to get one, a 10 s
-/// statement timeout (SQLite's busy timeout) and a 5 s lock timeout (PostgreSQL).
+/// statement timeout (SQLite's busy timeout), a 5 s lock timeout (PostgreSQL) and a 6 s
+/// client-side deadline per PostgreSQL statement: the lock timeout and a second for its
+/// answer, so a lock wait always ends with PostgreSQL's own error first, while a database
+/// that stops answering is given up within seconds, not at the 25 s tool deadline.
 pub const DEFAULT_POOL: PoolSettings = PoolSettings {
     max_connections: 16,
     acquire_timeout: Duration::from_secs(5),
     statement_timeout: Duration::from_secs(10),
     lock_timeout: Duration::from_secs(5),
+    query_timeout: Duration::from_secs(6),
 };
 
 /// The part of a server's configuration every product has.

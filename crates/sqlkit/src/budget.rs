@@ -9,12 +9,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::db::{Db, Row, Runner, Statement, Tx, sql};
+use crate::db::{Db, Row, Runner, Statement, Tx, WithDeadline, sql};
 use crate::failure::DbFailure;
 
 /// Virtual-machine steps between two deadline checks on SQLite: small enough that a
 /// cancelled scan stops within a millisecond, large enough that the check costs nothing.
 const SQLITE_CHECK_EVERY: i32 = 500;
+
+/// How long past the budget the client still waits for PostgreSQL's answer (its cancel is
+/// sent at the deadline and must travel back) before it discards the connection as gone.
+const POSTGRES_GRACE: Duration = Duration::from_secs(1);
 
 /// A read transaction under a time budget; see the module docs. Finish it with
 /// [`BudgetedRead::finish`]; dropped, it rolls back and its SQLite handler goes quiet.
@@ -66,7 +70,7 @@ impl BudgetedRead {
     /// Every row of `statement`, within what is left of the budget.
     pub async fn fetch_all(&mut self, statement: Statement) -> Result<Vec<Row>, DbFailure> {
         let result = match self.prepare().await {
-            Ok(tx) => tx.fetch_all(statement).await,
+            Ok((tx, deadline)) => WithDeadline(tx, deadline).fetch_all(statement).await,
             Err(e) => Err(e),
         };
         self.classify(result)
@@ -75,7 +79,7 @@ impl BudgetedRead {
     /// The first row of `statement`, if any, within what is left of the budget.
     pub async fn fetch_optional(&mut self, statement: Statement) -> Result<Option<Row>, DbFailure> {
         let result = match self.prepare().await {
-            Ok(tx) => tx.fetch_optional(statement).await,
+            Ok((tx, deadline)) => WithDeadline(tx, deadline).fetch_optional(statement).await,
             Err(e) => Err(e),
         };
         self.classify(result)
@@ -101,9 +105,10 @@ impl BudgetedRead {
         tx.rollback().await
     }
 
-    /// The transaction, with PostgreSQL's statement timeout set to what is left; a spent
-    /// budget is [`DbFailure::Timeout`] before anything runs.
-    async fn prepare(&mut self) -> Result<&mut Tx, DbFailure> {
+    /// The transaction, with PostgreSQL's statement timeout set to what is left, and the
+    /// client-side deadline of the next statement; a spent budget is [`DbFailure::Timeout`]
+    /// before anything runs.
+    async fn prepare(&mut self) -> Result<(&mut Tx, Duration), DbFailure> {
         let left = self.remaining();
         let tx = self
             .tx
@@ -120,7 +125,7 @@ impl BudgetedRead {
                 .execute(&mut *tx)
                 .await?;
         }
-        Ok(tx)
+        Ok((tx, left + POSTGRES_GRACE))
     }
 
     /// A failure after the deadline is the budget's doing: PostgreSQL's cancel (57014) and
@@ -152,6 +157,7 @@ mod tests {
             acquire_timeout: Duration::from_secs(5),
             statement_timeout: Duration::from_secs(5),
             lock_timeout: Duration::from_secs(5),
+            query_timeout: Duration::from_secs(5),
         }
     }
 

@@ -98,6 +98,7 @@ mod tests {
             acquire_timeout: Duration::from_secs(5),
             statement_timeout: Duration::from_secs(5),
             lock_timeout: Duration::from_secs(5),
+            query_timeout: Duration::from_secs(5),
         };
         let pool = open_sqlite("sqlite::memory:", &settings).await.unwrap();
         sqlx::query(select).fetch_one(&pool).await.unwrap()

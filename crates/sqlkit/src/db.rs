@@ -11,14 +11,16 @@
 //! in [`bind_all`], and a store names no sqlx type at all.
 
 use std::borrow::Cow;
+use std::time::Duration;
 
 use sqlx::pool::PoolConnection;
-use sqlx::postgres::{PgConnection, PgPool, PgRow};
+use sqlx::postgres::{PgPool, PgRow};
 use sqlx::query::Query;
 use sqlx::sqlite::{SqliteConnection, SqlitePool, SqliteRow};
 use sqlx::{Database, Encode, Postgres, Sqlite, Transaction, Type};
 use uuid::Uuid;
 
+use crate::pg::{PgGuard, PgHeld};
 use crate::{Cols, DbFailure, Embedded, PoolSettings, open_postgres, open_sqlite};
 
 /// Which database a [`Db`] or [`Tx`] talks to, for the few statements whose SQL differs.
@@ -40,18 +42,20 @@ impl Backend {
     }
 }
 
-/// A pool of either backend. Cloning is cheap (the pool is shared).
+/// A pool of either backend. Cloning is cheap (the pool is shared). PostgreSQL's carries its
+/// client-side rules: the deadline of each statement ([`PoolSettings::query_timeout`]) and
+/// the checks of connections after a failure (see `pg.rs`).
 #[derive(Debug, Clone)]
 pub enum Db {
     Sqlite(SqlitePool),
-    Postgres(PgPool),
+    Postgres(PgPool, PgGuard),
 }
 
 /// A transaction of either backend; dropped without [`Tx::commit`], it rolls back.
 #[derive(Debug)]
 pub enum Tx {
     Sqlite(Transaction<'static, Sqlite>),
-    Postgres(Transaction<'static, Postgres>),
+    Postgres(PgHeld),
 }
 
 /// One pooled connection of either backend, held for several statements outside a
@@ -60,7 +64,7 @@ pub enum Tx {
 #[derive(Debug)]
 pub enum Conn {
     Sqlite(PoolConnection<Sqlite>),
-    Postgres(PoolConnection<Postgres>),
+    Postgres(PgHeld),
 }
 
 /// A result row of either backend; its columns are read with [`Cols`].
@@ -194,11 +198,14 @@ where
 /// transaction's included). The three [`Runner`]s lend theirs; each statement kind is
 /// written once below, one arm per executor. Public only because [`Runner::lend`] names
 /// it; the crate does not export it.
+///
+/// PostgreSQL's carry the client-side deadline of the statement: a pool's connection is
+/// acquired for the statement, so that one that misses it can be discarded (see [`PgHeld`]).
 pub enum Target<'a> {
     SqlitePool(&'a SqlitePool),
-    PostgresPool(&'a PgPool),
+    PostgresPool(&'a PgPool, &'a PgGuard),
     Sqlite(&'a mut SqliteConnection),
-    Postgres(&'a mut PgConnection),
+    Postgres(&'a mut PgHeld, Duration),
 }
 
 impl Target<'_> {
@@ -206,8 +213,12 @@ impl Target<'_> {
         let rows_affected = match self {
             Target::SqlitePool(e) => bind_all::<Sqlite>(&s).execute(e).await?.rows_affected(),
             Target::Sqlite(e) => bind_all::<Sqlite>(&s).execute(e).await?.rows_affected(),
-            Target::PostgresPool(e) => bind_all::<Postgres>(&s).execute(e).await?.rows_affected(),
-            Target::Postgres(e) => bind_all::<Postgres>(&s).execute(e).await?.rows_affected(),
+            Target::PostgresPool(pool, guard) => {
+                let deadline = guard.query_timeout;
+                let mut held = PgHeld::acquire(pool, guard).await?;
+                pg_execute(&mut held, deadline, &s).await?
+            }
+            Target::Postgres(held, deadline) => pg_execute(held, deadline, &s).await?,
         };
         Ok(Done { rows_affected })
     }
@@ -222,14 +233,12 @@ impl Target<'_> {
                 .fetch_optional(e)
                 .await?
                 .map(Row::Sqlite),
-            Target::PostgresPool(e) => bind_all::<Postgres>(&s)
-                .fetch_optional(e)
-                .await?
-                .map(Row::Postgres),
-            Target::Postgres(e) => bind_all::<Postgres>(&s)
-                .fetch_optional(e)
-                .await?
-                .map(Row::Postgres),
+            Target::PostgresPool(pool, guard) => {
+                let deadline = guard.query_timeout;
+                let mut held = PgHeld::acquire(pool, guard).await?;
+                pg_fetch_optional(&mut held, deadline, &s).await?
+            }
+            Target::Postgres(held, deadline) => pg_fetch_optional(held, deadline, &s).await?,
         })
     }
 
@@ -237,14 +246,45 @@ impl Target<'_> {
         Ok(match self {
             Target::SqlitePool(e) => rows(bind_all::<Sqlite>(&s).fetch_all(e).await?, Row::Sqlite),
             Target::Sqlite(e) => rows(bind_all::<Sqlite>(&s).fetch_all(e).await?, Row::Sqlite),
-            Target::PostgresPool(e) => {
-                rows(bind_all::<Postgres>(&s).fetch_all(e).await?, Row::Postgres)
+            Target::PostgresPool(pool, guard) => {
+                let deadline = guard.query_timeout;
+                let mut held = PgHeld::acquire(pool, guard).await?;
+                pg_fetch_all(&mut held, deadline, &s).await?
             }
-            Target::Postgres(e) => {
-                rows(bind_all::<Postgres>(&s).fetch_all(e).await?, Row::Postgres)
-            }
+            Target::Postgres(held, deadline) => pg_fetch_all(held, deadline, &s).await?,
         })
     }
+}
+
+async fn pg_execute(
+    held: &mut PgHeld,
+    deadline: Duration,
+    s: &Statement,
+) -> Result<u64, DbFailure> {
+    let conn = held.conn()?;
+    let outcome = tokio::time::timeout(deadline, bind_all::<Postgres>(s).execute(conn)).await;
+    Ok(held.settle(outcome, deadline)?.rows_affected())
+}
+
+async fn pg_fetch_optional(
+    held: &mut PgHeld,
+    deadline: Duration,
+    s: &Statement,
+) -> Result<Option<Row>, DbFailure> {
+    let conn = held.conn()?;
+    let outcome =
+        tokio::time::timeout(deadline, bind_all::<Postgres>(s).fetch_optional(conn)).await;
+    Ok(held.settle(outcome, deadline)?.map(Row::Postgres))
+}
+
+async fn pg_fetch_all(
+    held: &mut PgHeld,
+    deadline: Duration,
+    s: &Statement,
+) -> Result<Vec<Row>, DbFailure> {
+    let conn = held.conn()?;
+    let outcome = tokio::time::timeout(deadline, bind_all::<Postgres>(s).fetch_all(conn)).await;
+    Ok(rows(held.settle(outcome, deadline)?, Row::Postgres))
 }
 
 impl Runner for &Db {
@@ -254,7 +294,7 @@ impl Runner for &Db {
     {
         match self {
             Db::Sqlite(pool) => Target::SqlitePool(pool),
-            Db::Postgres(pool) => Target::PostgresPool(pool),
+            Db::Postgres(pool, guard) => Target::PostgresPool(pool, guard),
         }
     }
 }
@@ -266,7 +306,10 @@ impl Runner for &mut Tx {
     {
         match self {
             Tx::Sqlite(tx) => Target::Sqlite(tx),
-            Tx::Postgres(tx) => Target::Postgres(tx),
+            Tx::Postgres(held) => {
+                let deadline = held.query_timeout;
+                Target::Postgres(held, deadline)
+            }
         }
     }
 }
@@ -278,7 +321,26 @@ impl Runner for &mut Conn {
     {
         match self {
             Conn::Sqlite(c) => Target::Sqlite(c),
-            Conn::Postgres(c) => Target::Postgres(c),
+            Conn::Postgres(held) => {
+                let deadline = held.query_timeout;
+                Target::Postgres(held, deadline)
+            }
+        }
+    }
+}
+
+/// A transaction lent with a deadline of its own for each statement (a budgeted read's:
+/// what is left of its budget and a grace), instead of the pool's `query_timeout`.
+pub(crate) struct WithDeadline<'t>(pub(crate) &'t mut Tx, pub(crate) Duration);
+
+impl Runner for WithDeadline<'_> {
+    fn lend<'s>(self) -> Target<'s>
+    where
+        Self: 's,
+    {
+        match self.0 {
+            Tx::Sqlite(tx) => Target::Sqlite(tx),
+            Tx::Postgres(held) => Target::Postgres(held, self.1),
         }
     }
 }
@@ -301,7 +363,10 @@ impl Db {
     /// anything else (`sqlite://file.db`, `sqlite::memory:`) on SQLite.
     pub async fn open(url: &str, settings: &PoolSettings) -> Result<Self, DbFailure> {
         Ok(match backend_of(url) {
-            Backend::Postgres => Db::Postgres(open_postgres(url, settings).await?),
+            Backend::Postgres => {
+                let guard = PgGuard::new(settings.query_timeout, settings.max_connections);
+                Db::Postgres(open_postgres(url, settings).await?, guard)
+            }
             Backend::Sqlite => Db::Sqlite(open_sqlite(url, settings).await?),
         })
     }
@@ -326,7 +391,7 @@ impl Db {
     pub fn backend(&self) -> Backend {
         match self {
             Db::Sqlite(_) => Backend::Sqlite,
-            Db::Postgres(_) => Backend::Postgres,
+            Db::Postgres(..) => Backend::Postgres,
         }
     }
 
@@ -337,7 +402,7 @@ impl Db {
     pub async fn begin_write(&self) -> Result<Tx, DbFailure> {
         Ok(match self {
             Db::Sqlite(pool) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
-            Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
+            Db::Postgres(pool, guard) => Tx::Postgres(PgHeld::begin(pool, guard).await?),
         })
     }
 
@@ -345,7 +410,7 @@ impl Db {
     pub async fn acquire(&self) -> Result<Conn, DbFailure> {
         Ok(match self {
             Db::Sqlite(pool) => Conn::Sqlite(pool.acquire().await?),
-            Db::Postgres(pool) => Conn::Postgres(pool.acquire().await?),
+            Db::Postgres(pool, guard) => Conn::Postgres(PgHeld::acquire(pool, guard).await?),
         })
     }
 
@@ -354,7 +419,7 @@ impl Db {
     pub async fn begin_read(&self) -> Result<Tx, DbFailure> {
         Ok(match self {
             Db::Sqlite(pool) => Tx::Sqlite(pool.begin().await?),
-            Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
+            Db::Postgres(pool, guard) => Tx::Postgres(PgHeld::begin(pool, guard).await?),
         })
     }
 
@@ -367,7 +432,7 @@ impl Db {
     ) -> Result<(), DbFailure> {
         match self {
             Db::Sqlite(pool) => sqlite.migrator(ignore_missing).await?.run(pool).await?,
-            Db::Postgres(pool) => postgres.migrator(ignore_missing).await?.run(pool).await?,
+            Db::Postgres(pool, _) => postgres.migrator(ignore_missing).await?.run(pool).await?,
         }
         Ok(())
     }
@@ -381,7 +446,7 @@ impl Db {
     pub fn pool_use(&self) -> (u32, usize) {
         match self {
             Db::Sqlite(pool) => (pool.size(), pool.num_idle()),
-            Db::Postgres(pool) => (pool.size(), pool.num_idle()),
+            Db::Postgres(pool, _) => (pool.size(), pool.num_idle()),
         }
     }
 
@@ -389,7 +454,7 @@ impl Db {
     pub async fn close(&self) {
         match self {
             Db::Sqlite(pool) => pool.close().await,
-            Db::Postgres(pool) => pool.close().await,
+            Db::Postgres(pool, _) => pool.close().await,
         }
     }
 }
@@ -416,7 +481,7 @@ impl Tx {
     pub async fn commit(self) -> Result<(), DbFailure> {
         match self {
             Tx::Sqlite(tx) => tx.commit().await?,
-            Tx::Postgres(tx) => tx.commit().await?,
+            Tx::Postgres(held) => held.commit().await?,
         }
         Ok(())
     }
@@ -425,7 +490,7 @@ impl Tx {
     pub async fn rollback(self) -> Result<(), DbFailure> {
         match self {
             Tx::Sqlite(tx) => tx.rollback().await?,
-            Tx::Postgres(tx) => tx.rollback().await?,
+            Tx::Postgres(held) => held.rollback().await?,
         }
         Ok(())
     }
@@ -579,6 +644,7 @@ mod tests {
             acquire_timeout: Duration::from_secs(5),
             statement_timeout: Duration::from_secs(5),
             lock_timeout: Duration::from_secs(5),
+            query_timeout: Duration::from_secs(5),
         }
     }
 

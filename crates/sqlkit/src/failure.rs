@@ -85,10 +85,11 @@ fn is_transient_pg_code(code: &str) -> bool {
 }
 
 /// SQLite reports the extended result code; its low byte is the primary code: SQLITE_BUSY (5)
-/// once the busy timeout has run out, SQLITE_LOCKED (6).
+/// once the busy timeout has run out, SQLITE_LOCKED (6), SQLITE_FULL (13: the disk is full;
+/// SQLite rolled the statement back, and a write succeeds again once there is room).
 fn is_transient_sqlite_code(code: Option<&str>) -> bool {
     let primary = code.and_then(|c| c.parse::<i32>().ok()).map(|c| c & 0xff);
-    matches!(primary, Some(5 | 6))
+    matches!(primary, Some(5 | 6 | 13))
 }
 
 #[cfg(test)]
@@ -105,6 +106,7 @@ mod tests {
         acquire_timeout: Duration::from_secs(5),
         statement_timeout: Duration::from_secs(5),
         lock_timeout: Duration::from_secs(5),
+        query_timeout: Duration::from_secs(5),
     };
 
     async fn memory() -> SqlitePool {
@@ -193,6 +195,77 @@ mod tests {
         holder.execute("ROLLBACK").await.unwrap();
     }
 
+    /// A write on a full disk fails as `Unavailable` (and succeeds again once there is room,
+    /// transactions included: a connection SQLite rolled back is not reused half-believing
+    /// it is still in a transaction),
+    /// on a small tmpfs; skipped where mounting is not permitted, unless services are required.
+    #[tokio::test]
+    async fn sqlite_on_a_full_disk_is_unavailable_until_there_is_room() {
+        let dir = testkit::db::TempDir::new("sqlkit-full-");
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            assert!(
+                !testkit::db::services_required(),
+                "REQUIRE_SERVICES=1 but a tmpfs cannot be mounted"
+            );
+            eprintln!("skipped: cannot mount a tmpfs here");
+            return;
+        }
+        let url = format!("sqlite://{}", dir.path().join("x.db").display());
+        let pool = open_sqlite(&url, &SETTINGS).await.unwrap();
+        pool.execute("CREATE TABLE t (x BLOB)").await.unwrap();
+        let filler = dir.path().join("filler");
+        {
+            use std::io::Write;
+            let mut file = std::fs::File::create(&filler).unwrap();
+            while file.write_all(&[0u8; 4096]).is_ok() {}
+            while file.write_all(&[0u8]).is_ok() {}
+        }
+        let insert = || sqlx::query("INSERT INTO t VALUES (zeroblob(65536))").execute(&pool);
+        let full = insert().await.unwrap_err();
+        let failure = DbFailure::from(full);
+        // the same inside a transaction on the pool's only connection: SQLite rolls the
+        // transaction back by itself, and the connection must not come back believing it is
+        // still inside one
+        let db = crate::Db::open(
+            &url,
+            &PoolSettings {
+                max_connections: 1,
+                ..SETTINGS
+            },
+        )
+        .await
+        .unwrap();
+        let mut tx = db.begin_write().await.unwrap();
+        let in_tx = match crate::sql("INSERT INTO t VALUES (zeroblob(65536))")
+            .execute(&mut tx)
+            .await
+        {
+            // (the page cache may hold the row: the write then fails at COMMIT)
+            Ok(_) => tx.commit().await,
+            Err(e) => Err(e),
+        };
+        std::fs::remove_file(&filler).unwrap();
+        let after = insert().await;
+        let begun = db.begin_write().await;
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(dir.path())
+            .status();
+        match failure {
+            DbFailure::Unavailable(message) => assert!(message.contains("full"), "{message}"),
+            other => panic!("expected Unavailable, got {other:?}"),
+        }
+        assert!(matches!(in_tx, Err(DbFailure::Unavailable(_))), "{in_tx:?}");
+        // (without the pool's check, BEGIN on the one connection: InvalidSavePointStatement)
+        after.unwrap();
+        begun.unwrap().rollback().await.unwrap();
+    }
+
     #[test]
     fn sqlite_busy_and_locked_are_transient_by_their_primary_code() {
         let cases = [
@@ -200,6 +273,7 @@ mod tests {
             (Some("6"), true),   // SQLITE_LOCKED
             (Some("261"), true), // SQLITE_BUSY_RECOVERY
             (Some("262"), true), // SQLITE_LOCKED_SHAREDCACHE
+            (Some("13"), true),  // SQLITE_FULL
             (Some("19"), false), // SQLITE_CONSTRAINT
             (Some("2067"), false),
             (Some("1"), false),

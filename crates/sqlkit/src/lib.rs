@@ -1,7 +1,8 @@
 //! sqlkit: the sqlx plumbing every product store shares, so it exists once. It owns the
 //! classification of `sqlx::Error` ([`DbFailure`]), embedded migrations ([`Embedded`]), typed
 //! column access ([`Cols`]), opening SQLite and PostgreSQL pools ([`open_sqlite`],
-//! [`open_postgres`]) and the one database handle every store runs its statements through
+//! [`open_postgres`]; PostgreSQL statements under a client-side deadline, see
+//! [`PoolSettings::query_timeout`]) and the one database handle every store runs its statements through
 //! ([`Db`], [`Tx`], [`Row`], [`sql`]) and reads under a time budget the database enforces
 //! ([`BudgetedRead`]), and online copies of a SQLite database ([`backup_sqlite`]), so a store is plain Rust with each statement once. Statements, schemas, row types and each product's `StoreError` stay in
 //! the products.
@@ -14,6 +15,7 @@ mod cols;
 mod db;
 mod failure;
 mod migrate;
+mod pg;
 mod pool;
 
 pub use backup::{Backup, BackupError, backup_sqlite};

@@ -78,6 +78,7 @@ mod tests {
             acquire_timeout: Duration::from_secs(5),
             statement_timeout: Duration::from_secs(5),
             lock_timeout: Duration::from_secs(5),
+            query_timeout: Duration::from_secs(5),
         };
         open_sqlite("sqlite::memory:", &settings).await.unwrap()
     }

@@ -1,12 +1,24 @@
 //! Opening pools the way every product store wants them: SQLite as one WAL-mode file with
-//! foreign keys on, PostgreSQL with per-connection timeouts. The settings' defaults and where
-//! they come from (flags, config) are each product's.
+//! foreign keys on, PostgreSQL with per-connection timeouts on the server and a client-side
+//! deadline per statement. The settings' defaults and where they come from (flags, config)
+//! are each product's.
+//!
+//! What bounds a PostgreSQL that stops answering without closing the connection: the
+//! client-side [`PoolSettings::query_timeout`] around every statement (see `pg.rs`) and the
+//! acquire timeout around opening a connection. TCP keepalive and `TCP_USER_TIMEOUT` would
+//! let the kernel notice a dead peer too, but sqlx 0.8 opens the socket itself and its
+//! `PgConnectOptions` exposes no socket options; and a peer whose kernel still acknowledges
+//! (a stuck server, a userland proxy) defeats both anyway, so the deadline is what counts.
 
 use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+    SqliteTransactionManager,
+};
+use sqlx::{Connection, TransactionManager};
 
 use crate::DbFailure;
 
@@ -21,6 +33,12 @@ pub struct PoolSettings {
     pub statement_timeout: Duration,
     /// PostgreSQL `lock_timeout`; unused by SQLite.
     pub lock_timeout: Duration,
+    /// PostgreSQL only: how long the client waits for the answer to one statement (`BEGIN`
+    /// and `COMMIT` included) before it gives up as `Unavailable` and discards the
+    /// connection. A little above what a request-path statement may take; budgeted reads
+    /// ([`crate::BudgetedRead`]) wait for their own budget instead. SQLite needs none: its
+    /// waits are bounded by the busy timeout and nothing stands between it and the disk.
+    pub query_timeout: Duration,
 }
 
 /// Opens (creating if missing) the SQLite database at `url`, e.g. `sqlite://app.db` or
@@ -45,6 +63,17 @@ pub async fn open_sqlite(url: &str, settings: &PoolSettings) -> Result<SqlitePoo
             .max_lifetime(None)
     } else {
         pool.max_connections(settings.max_connections.max(1))
+            .after_release(|conn, _| {
+                Box::pin(async move {
+                    // SQLite ends a transaction by itself on some failures (a full disk rolls
+                    // it back); sqlx's ROLLBACK then fails and the connection still believes
+                    // it is inside one, so every later BEGIN on it would be refused. Such a
+                    // connection is closed instead of reused. (The ping lets the queued
+                    // ROLLBACK run first.)
+                    conn.ping().await?;
+                    Ok(SqliteTransactionManager::get_transaction_depth(conn) == 0)
+                })
+            })
     };
     Ok(pool.connect_with(connect).await?)
 }
@@ -85,6 +114,7 @@ mod tests {
         acquire_timeout: Duration::from_secs(5),
         statement_timeout: Duration::from_millis(1500),
         lock_timeout: Duration::from_millis(250),
+        query_timeout: Duration::from_secs(5),
     };
 
     #[test]

@@ -4,6 +4,8 @@
 //! read by [`schedule`]'s rules. Jitter is a hash of the subject and the read's instant, so
 //! reads spread evenly and a test under a fake clock sees the same decisions every run.
 
+use std::time::Duration;
+
 use elixir_record::coverage::{self, CountReading, GapKind, UnknownInterval};
 use elixir_record::normalize::clan::ClanProfile;
 use elixir_record::normalize::player::PlayerProfile;
@@ -109,8 +111,7 @@ impl Poller {
             match self.read(&poll).await {
                 Ok(done) => {
                     let ok = done.status == Some(200);
-                    self.store
-                        .finish_read(poll.endpoint, &poll.subject, &self.owner, &done)
+                    self.finish_when_back(&poll, &done, now + READ_LEASE_MS)
                         .await?;
                     if ok {
                         report.read += 1;
@@ -118,7 +119,7 @@ impl Poller {
                         report.failed += 1;
                     }
                 }
-                Err(Throttled(until)) => {
+                Err(Interrupted::Throttled(until)) => {
                     // Nothing was sent: release the row at its old counters, due when the
                     // budget allows.
                     let done = PollDone {
@@ -138,6 +139,12 @@ impl Poller {
                     report.throttled += 1;
                     break;
                 }
+                Err(Interrupted::Database(unchanged)) => {
+                    // the database is back once the row is released: the pass goes on, and
+                    // the row is read again on the next one
+                    self.finish_when_back(&poll, &unchanged, now + READ_LEASE_MS)
+                        .await?;
+                }
             }
         }
         if report.read + report.failed > 0 {
@@ -149,8 +156,36 @@ impl Poller {
         Ok(report)
     }
 
-    /// Reads one row's subject; the row's next state, or the budget's refusal.
-    async fn read(&self, poll: &Poll) -> Result<PollDone, Throttled> {
+    /// Records `done` on `poll`'s row and releases the lease. While the database is
+    /// unavailable the recorder pauses here, retrying, so the read it made is neither lost
+    /// nor left leased (a leased row is not due for anyone until its lease ends); once the
+    /// lease it holds ends (`lease_until`, by the recorder's clock) another recorder may take
+    /// the row, and the failure is returned instead.
+    async fn finish_when_back(
+        &self,
+        poll: &Poll,
+        done: &PollDone,
+        lease_until: Millis,
+    ) -> Result<(), StoreError> {
+        let mut pause = Duration::from_millis(100);
+        loop {
+            let finished = self
+                .store
+                .finish_read(poll.endpoint, &poll.subject, &self.owner, done)
+                .await;
+            match finished {
+                Err(StoreError::Unavailable(e)) if self.clock.now_millis() < lease_until => {
+                    tracing::warn!(subject = %poll.subject, error = %e, "database unavailable; the read waits to be recorded");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(2));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Reads one row's subject; the row's next state, or why there is none.
+    async fn read(&self, poll: &Poll) -> Result<PollDone, Interrupted> {
         let tag = match Tag::parse(&poll.subject) {
             Ok(tag) => tag,
             Err(e) => {
@@ -176,15 +211,24 @@ impl Poller {
         let jitter = jitter(&poll.subject, poll.endpoint, at);
         let (result, status) = match &fetched {
             Ok(_) => (ReadResult::Success, Some(200)),
-            Err(UpstreamError::Throttled { until, .. }) => return Err(Throttled(*until)),
-            Err(UpstreamError::CircuitOpen { probe_at }) => return Err(Throttled(*probe_at)),
+            // the upstream's own bookkeeping (budget, raw payload) met the database down
+            Err(UpstreamError::Store(StoreError::Unavailable(e))) => {
+                tracing::warn!(subject = %poll.subject, error = %e, "database unavailable; the read is dropped");
+                return Err(Interrupted::Database(unchanged(poll, at)));
+            }
+            Err(UpstreamError::Throttled { until, .. }) => {
+                return Err(Interrupted::Throttled(*until));
+            }
+            Err(UpstreamError::CircuitOpen { probe_at }) => {
+                return Err(Interrupted::Throttled(*probe_at));
+            }
             Err(UpstreamError::Status { status: 404, .. }) => (ReadResult::NotFound, Some(404)),
             // 429, 503 and the circuit's 403s pause the budget: the subject did nothing
             // wrong, so it keeps its counters and is read when the pause ends.
             Err(UpstreamError::Status {
                 retry_at: Some(until),
                 ..
-            }) => return Err(Throttled(*until)),
+            }) => return Err(Interrupted::Throttled(*until)),
             Err(e) => {
                 let consecutive = u32::try_from(poll.failures + 1).unwrap_or(u32::MAX);
                 let status = match e {
@@ -238,6 +282,12 @@ impl Poller {
                     not_found: false,
                     fastest_fill_ms: fill,
                 })
+            }
+            // The database, not the payload, failed: nothing of this read counts against the
+            // subject, which is due again at once.
+            Err(RecorderError::Store(StoreError::Unavailable(e))) => {
+                tracing::warn!(subject = %poll.subject, error = %e, "database unavailable; the read is dropped");
+                Err(Interrupted::Database(unchanged(poll, at)))
             }
             Err(e) => {
                 // The payload is archived; a payload the rules refuse is a failure to retry.
@@ -462,6 +512,26 @@ impl Poller {
     }
 }
 
-/// The budget refused before anything was sent; due again at this instant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Throttled(Millis);
+/// `poll`'s row as it was, due at `at`: a read that does not count.
+fn unchanged(poll: &Poll, at: Millis) -> PollDone {
+    PollDone {
+        next_at: at,
+        reason: poll.reason.clone(),
+        read_at: poll.last_read_at.unwrap_or(at),
+        status: poll.last_status,
+        failures: poll.failures,
+        empty_reads: poll.empty_reads,
+        held_until: poll.held_until,
+        not_found: poll.not_found,
+        fastest_fill_ms: poll.fastest_fill_ms,
+    }
+}
+
+/// Why a read ended without a result the subject earned.
+#[derive(Debug, Clone, PartialEq)]
+enum Interrupted {
+    /// The budget refused before anything was sent; due again at this instant.
+    Throttled(Millis),
+    /// The database failed while the read was stored; the row as it was, due now.
+    Database(PollDone),
+}

@@ -34,6 +34,7 @@ mod metrics;
 mod node_oauth;
 mod oauth;
 mod oauth_scopes;
+mod outage;
 mod pages;
 mod players_tools;
 mod python_oauth;

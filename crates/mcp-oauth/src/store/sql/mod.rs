@@ -67,6 +67,7 @@ impl SqlStore {
         acquire_timeout: std::time::Duration::from_secs(5),
         statement_timeout: std::time::Duration::from_secs(5),
         lock_timeout: std::time::Duration::from_secs(5),
+        query_timeout: std::time::Duration::from_secs(6),
     };
 
     /// Opens the database `url` names: `postgres://…` / `postgresql://…` on PostgreSQL,
