@@ -1,6 +1,6 @@
 //! Dev-only helpers shared by the workspace's integration tests: fresh databases and the
 //! environment rules for optional services, an MCP client, a TCP proxy a test can cut, counting
-//! randomness, serving a router on port 0, a WebDriver client for headless Chromium, snapshot redaction
+//! randomness, property-test settings and schema-driven arguments (`prop`), serving a router on port 0, a WebDriver client for headless Chromium, snapshot redaction
 //! and the fake Clash Royale API with its generated world (`cr_api`).
 
 // A test kit fails loudly: a helper that cannot set up its fixture panics with the reason.
@@ -10,6 +10,7 @@
 pub use cr_fake as cr_api;
 pub mod db;
 pub mod mcp;
+pub mod prop;
 pub mod proxy;
 pub mod random;
 pub mod serve;
