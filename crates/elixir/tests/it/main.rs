@@ -32,6 +32,7 @@ mod node_oauth;
 mod oauth;
 mod pages;
 mod players_tools;
+mod prop_arguments;
 mod python_oauth;
 mod record_store;
 mod recorder;

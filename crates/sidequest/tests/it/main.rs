@@ -11,6 +11,8 @@ mod login_memory;
 mod metrics;
 mod outage;
 mod player;
+mod prop_arguments;
+mod prop_text;
 mod python_sdk;
 mod rest;
 mod snapshots;

@@ -88,9 +88,16 @@ fn install_report() {
                 || message.starts_with("Test aborted:")
                 || SAMPLED.with(Cell::get);
             if verdict && let Some((seed, cases)) = RUNNING.with(Cell::get) {
+                // A sampled property's count is its own default; name the variable as set.
+                let cases = if SAMPLED.with(Cell::get) {
+                    std::env::var("PROPTEST_CASES")
+                        .unwrap_or_else(|_| "unset (the test's default)".to_owned())
+                } else {
+                    cases.to_string()
+                };
                 eprintln!(
                     "property test failed with PROPTEST_RNG_SEED={seed} PROPTEST_CASES={cases}; \
-                     run it again with both set to reproduce it"
+                     run it again with both to reproduce it"
                 );
             }
         }));
