@@ -15,6 +15,7 @@ mod discovery;
 mod email_code;
 mod flows;
 mod migrations;
+mod prop_params;
 mod register;
 mod resource;
 mod snapshots;

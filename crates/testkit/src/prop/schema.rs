@@ -27,6 +27,9 @@ pub fn text_char() -> BoxedStrategy<char> {
     .boxed()
 }
 
+/// ECMA-262's `\s`: WhiteSpace and LineTerminator.
+const ECMA_SPACE: &str = r"[\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}]";
+
 fn as_u64(v: Option<&Value>) -> Option<u64> {
     v.and_then(Value::as_u64)
 }
@@ -77,8 +80,12 @@ fn string(schema: &Value) -> BoxedStrategy<Value> {
     };
     if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
         // Every published pattern is anchored; the generator matches the whole string anyway.
-        let bare = pattern.trim_start_matches('^').trim_end_matches('$');
-        let strategy = proptest::string::string_regex(bare)
+        // JSON Schema patterns are ECMA-262: its `\s` is not Rust's (no U+0085, but U+FEFF).
+        let bare = pattern
+            .trim_start_matches('^')
+            .trim_end_matches('$')
+            .replace(r"\s", ECMA_SPACE);
+        let strategy = proptest::string::string_regex(&bare)
             .unwrap_or_else(|e| panic!("pattern {pattern} cannot be generated: {e}"));
         return strategy
             .prop_filter("length within the schema's bounds", within)

@@ -52,14 +52,14 @@ pub fn config_with_cases(cases: u32) -> Config {
     config
 }
 
-/// `n` values drawn from `strategy` under [`config`]'s seed, for a property whose check is
-/// async (an HTTP round trip): no shrinking, but the same values on every run with the same
-/// seed, and the seed reported if the test then panics.
+/// Exactly `n` values drawn from `strategy` under [`config`]'s seed, for a property whose
+/// check is async (an HTTP round trip): no shrinking, but the same values on every run with
+/// the same seed, and the seed reported if the test then panics. The caller scales `n` from
+/// `config().cases` when it should grow with `PROPTEST_CASES`.
 pub fn sample<S: Strategy>(strategy: &S, n: usize) -> Vec<S::Value> {
     // The test's thread is marked for good: the harness runs each test on a thread of its own.
     SAMPLED.with(|s| s.set(true));
-    let mut runner = TestRunner::new(config_with_cases(u32::try_from(n).unwrap_or(u32::MAX)));
-    let n = usize::try_from(runner.config().cases).unwrap_or(n);
+    let mut runner = TestRunner::new(config());
     (0..n)
         .map(|_| match strategy.new_tree(&mut runner) {
             Ok(tree) => tree.current(),
