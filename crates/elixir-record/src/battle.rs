@@ -658,6 +658,7 @@ mod tests {
     }
 
     proptest::proptest! {
+        #![proptest_config(crate::prop_settings::config())]
         /// Seen from the other side, every rule gives the flipped outcome.
         #[test]
         fn the_rule_is_symmetric(input in side_input()) {

@@ -485,6 +485,7 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(crate::prop_settings::config())]
         #[test]
         fn every_instant_sits_inside_its_day_season_and_week(
             millis in 0i64..4_102_444_800_000, // 1970 to 2100

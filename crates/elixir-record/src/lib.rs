@@ -22,6 +22,14 @@ pub mod tag;
 pub mod time;
 pub mod window;
 
+/// The workspace's property-test settings (a fixed seed and a small case count unless
+/// `PROPTEST_RNG_SEED` / `PROPTEST_CASES` say otherwise; the seed printed on failure), shared
+/// with `testkit` by path: this pure crate does not depend on the test kit.
+#[cfg(test)]
+#[path = "../../testkit/src/prop/settings.rs"]
+#[allow(dead_code)]
+mod prop_settings;
+
 pub use battle::{Battle, BattleCard, Game, Mode, ModeFilter, Outcome, Participant, Side};
 pub use calendar::{GameClock, GameDay, Season, WarDay};
 pub use ids::{battle_id, deck_hash};

@@ -410,6 +410,7 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(crate::prop_settings::config())]
         #[test]
         fn stats_invariants_hold(outcomes in proptest::collection::vec(outcome(), 0..200)) {
             let stats = row(&outcomes).stats(RowKind::Pooled);

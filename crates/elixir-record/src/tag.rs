@@ -176,6 +176,7 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(crate::prop_settings::config())]
         #[test]
         fn normalization_is_idempotent(input in any::<String>()) {
             if let Ok(tag) = Tag::parse(&input) {

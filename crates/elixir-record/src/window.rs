@@ -199,6 +199,11 @@ fn start_of(date: Date, zone: &TimeZone) -> Option<Timestamp> {
     date.to_zoned(zone.clone()).ok().map(|z| z.timestamp())
 }
 
+/// 0000-01-01T00:00:00Z in milliseconds: an instant before it has no four-digit ISO 8601 year,
+/// so a window's JSON could not say it (a property test found `to: "0000-01-01"` with
+/// `weeks: 1` answered with `-000001-12-26T00:00:00Z`).
+const EARLIEST_MS: Millis = -62_167_219_200_000;
+
 fn bound(field: &'static str, text: &str, zone: &TimeZone) -> Result<Timestamp, WindowError> {
     let bad = || WindowError::BadBound(field, text.to_owned());
     match date_only(text) {
@@ -206,12 +211,14 @@ fn bound(field: &'static str, text: &str, zone: &TimeZone) -> Result<Timestamp, 
         Some(date) => start_of(date, zone),
         None => parse_instant(text, zone),
     }
+    .filter(|t| t.as_millisecond() >= EARLIEST_MS)
     .ok_or_else(bad)
 }
 
 fn minus(at: Timestamp, millis: Millis) -> Result<Timestamp, WindowError> {
     at.as_millisecond()
         .checked_sub(millis)
+        .filter(|m| *m >= EARLIEST_MS)
         .and_then(|m| Timestamp::from_millisecond(m).ok())
         .ok_or(WindowError::Empty)
 }
@@ -839,7 +846,44 @@ mod tests {
         "Australia/Lord_Howe",
     ];
 
+    #[test]
+    fn a_window_never_reaches_before_year_zero() {
+        // found by prop_window::any_arguments_resolve_or_are_refused_with_a_reason
+        let unbounded = rules(DefaultWindow::Unbounded);
+        let args = WindowArgs {
+            to: Some("0000-01-01"),
+            weeks: Some(1),
+            ..WindowArgs::default()
+        };
+        assert_eq!(
+            resolve(&args, &unbounded, "UTC", now()),
+            Err(WindowError::Empty)
+        );
+        // east of UTC the local start of year zero is still in year -1
+        let east = WindowArgs {
+            from: Some("0000-01-01"),
+            to: Some("0001-01-01"),
+            timezone: Some("Asia/Kolkata"),
+            ..WindowArgs::default()
+        };
+        assert_eq!(
+            resolve(&east, &unbounded, "UTC", now()),
+            Err(WindowError::BadBound("from", "0000-01-01".to_owned()))
+        );
+        let at_the_start = WindowArgs {
+            from: Some("0000-01-01"),
+            to: Some("0000-01-01"),
+            ..WindowArgs::default()
+        };
+        let w = resolve(&at_the_start, &unbounded, "UTC", now()).unwrap();
+        assert_eq!(
+            serde_json::to_value(&w).unwrap()["from"],
+            "0000-01-01T00:00:00Z"
+        );
+    }
+
     proptest! {
+        #![proptest_config(crate::prop_settings::config())]
         #[test]
         fn sugar_counts_back_exactly(
             now_ms in 0i64..4_102_444_800_000,

@@ -1,8 +1,9 @@
 //! Dev-only helpers shared by the workspace's integration tests: fresh databases and the
 //! environment rules for optional services, the official SDKs' HTTP clients (`clients`), an
-//! MCP client, a TCP proxy a test can cut, counting randomness, self-signed certificates and
-//! an HTTPS GET (`tls`), serving a router on port 0, a WebDriver client for headless Chromium,
-//! snapshot redaction and the fake Clash Royale API with its generated world (`cr_api`).
+//! MCP client, a TCP proxy a test can cut, counting randomness, property-test settings and
+//! schema-driven arguments (`prop`), self-signed certificates and an HTTPS GET (`tls`),
+//! serving a router on port 0, a WebDriver client for headless Chromium, snapshot redaction
+//! and the fake Clash Royale API with its generated world (`cr_api`).
 
 // A test kit fails loudly: a helper that cannot set up its fixture panics with the reason.
 #![allow(clippy::panic, clippy::expect_used)]
@@ -12,6 +13,7 @@ pub use cr_fake as cr_api;
 pub mod clients;
 pub mod db;
 pub mod mcp;
+pub mod prop;
 pub mod proxy;
 pub mod random;
 pub mod serve;

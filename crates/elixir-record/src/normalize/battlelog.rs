@@ -339,6 +339,7 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(crate::prop_settings::config())]
         #[test]
         fn tower_lists_normalize_to_two_survivors_first(
             list in proptest::collection::vec(-10i64..10_000, 0..5)

@@ -37,6 +37,7 @@ mod oauth_scopes;
 mod outage;
 mod pages;
 mod players_tools;
+mod prop_arguments;
 mod python_oauth;
 mod recipes;
 mod record_store;

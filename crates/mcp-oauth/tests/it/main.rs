@@ -16,6 +16,7 @@ mod email_code;
 mod flows;
 mod migrations;
 mod refusals;
+mod prop_params;
 mod register;
 mod resource;
 mod scopes;

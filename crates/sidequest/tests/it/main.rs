@@ -14,6 +14,8 @@ mod metrics;
 mod outage;
 mod output_schema;
 mod player;
+mod prop_arguments;
+mod prop_text;
 mod python_sdk;
 mod recipes;
 mod rest;

@@ -212,12 +212,52 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(testkit::prop::config())]
+
         #[test]
         fn any_position_round_trips(time in 0i64..4_000_000_000_000, id in proptest::array::uniform32(any::<u8>()), filters in ".{0,40}") {
             let fp = fingerprint("battles_query", &filters);
             let pos = Position { battle_time: time, battle_id: hex::encode(id) };
             let token = issue(&key(), "battles_query", &fp, &pos, NOW).unwrap();
             prop_assert_eq!(read(&key(), "battles_query", &fp, &token, NOW), Ok(pos));
+        }
+
+        #[test]
+        fn any_mutation_of_an_issued_cursor_is_refused(
+            time in 0i64..4_000_000_000_000,
+            id in proptest::array::uniform32(any::<u8>()),
+            at in any::<proptest::sample::Index>(),
+            kind in 0u8..5,
+            replacement in prop_oneof![
+                proptest::sample::select(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".to_vec()).prop_map(char::from),
+                any::<char>(),
+            ],
+        ) {
+            let fp = fingerprint("battles_query", "mode=all");
+            let pos = Position { battle_time: time, battle_id: hex::encode(id) };
+            let token = issue(&key(), "battles_query", &fp, &pos, NOW).unwrap();
+            let mut chars: Vec<char> = token.chars().collect();
+            let i = at.index(chars.len());
+            match kind {
+                0 => chars[i] = replacement,
+                1 => { chars.remove(i); }
+                2 => chars.insert(i, replacement),
+                3 => chars.truncate(i),
+                _ => chars.push(replacement),
+            }
+            let mutated: String = chars.into_iter().collect();
+            // whitespace around the token is trimmed (the schema refuses it at the door anyway):
+            // the same signed bytes, not a mutation of them
+            prop_assume!(mutated.trim() != token);
+            let got = read(&key(), "battles_query", &fp, &mutated, NOW);
+            prop_assert!(got.is_err(), "{mutated} read as {got:?}");
+            prop_assert_eq!(&got, &read(&key(), "battles_query", &fp, &mutated, NOW));
+        }
+
+        #[test]
+        fn any_text_is_refused_never_a_panic(text in prop_oneof![".{0,300}", "[A-Za-z0-9_-]{0,120}"]) {
+            let fp = fingerprint("battles_query", "mode=all");
+            prop_assert!(read(&key(), "battles_query", &fp, &text, NOW).is_err());
         }
     }
 }
