@@ -238,6 +238,20 @@ impl Visitor {
         })
     }
 
+    /// A path's resource id: a UUID, or the not-found page.
+    pub fn path_id(&self, id: &str) -> Result<uuid::Uuid, Response> {
+        uuid::Uuid::parse_str(id).map_err(|_| self.api_error(ApiError::NotFound))
+    }
+
+    /// A form POST on one resource: the form, its signed-in sender checked as
+    /// [`Visitor::check_post`] does, and the path's id ([`Visitor::path_id`]), in that order.
+    pub fn post_on(&self, body: &[u8], id: &str) -> Result<(Form, &Signed, uuid::Uuid), Response> {
+        let form = Form::parse(body);
+        let signed = self.check_post(&form)?;
+        let id = self.path_id(id)?;
+        Ok((form, signed, id))
+    }
+
     /// The signed-in visitor whose POST carries the session's CSRF token and comes from our
     /// own pages; else 403 (the REST rule: no session is refused before a bad token).
     pub fn check_post(&self, form: &Form) -> Result<&Signed, Response> {

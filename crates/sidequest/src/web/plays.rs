@@ -28,10 +28,6 @@ use crate::web::timeline::{self, Words};
 /// Journal entries per page of the assignment page.
 pub const JOURNAL_PAGE: i64 = limits::JOURNAL_PAGE_DEFAULT;
 
-fn parse_id(visitor: &Visitor, id: &str) -> Result<Uuid, Response> {
-    Uuid::parse_str(id).map_err(|_| visitor.api_error(ApiError::NotFound))
-}
-
 // ---- new assignment ----
 
 /// What the creation form shows: the values typed so far (strings as typed).
@@ -416,7 +412,7 @@ pub async fn page(
         Ok(s) => s,
         Err(r) => return r,
     };
-    let id = match parse_id(&visitor, &id) {
+    let id = match visitor.path_id(&id) {
         Ok(i) => i,
         Err(r) => return r,
     };
@@ -454,13 +450,8 @@ pub async fn generate_token(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form = Form::parse(&body);
-    let signed = match visitor.check_post(&form) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
-    let id = match parse_id(&visitor, &id) {
-        Ok(i) => i,
+    let (_, signed, id) = match visitor.post_on(&body, &id) {
+        Ok(posted) => posted,
         Err(r) => return r,
     };
     match state.campaign.generate_token(&signed.user, id).await {
@@ -496,13 +487,8 @@ pub async fn revoke_token(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form = Form::parse(&body);
-    let signed = match visitor.check_post(&form) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
-    let id = match parse_id(&visitor, &id) {
-        Ok(i) => i,
+    let (_, signed, id) = match visitor.post_on(&body, &id) {
+        Ok(posted) => posted,
         Err(r) => return r,
     };
     match state.campaign.revoke_token(&signed.user, id).await {
@@ -565,7 +551,7 @@ pub async fn report(
         Ok(s) => s,
         Err(r) => return r,
     };
-    let id = match parse_id(&visitor, &id) {
+    let id = match visitor.path_id(&id) {
         Ok(i) => i,
         Err(r) => return r,
     };
@@ -599,7 +585,7 @@ pub async fn report_download(
         Ok(s) => s,
         Err(r) => return r,
     };
-    let id = match parse_id(&visitor, &id) {
+    let id = match visitor.path_id(&id) {
         Ok(i) => i,
         Err(r) => return r,
     };

@@ -22,11 +22,7 @@ use crate::i18n::report_text;
 use crate::i18n::web::text;
 use crate::state::AppState;
 use crate::store::Applied;
-use crate::web::page::{Form, Visitor, field_errors, see_other, when};
-
-fn parse_id(visitor: &Visitor, id: &str) -> Result<Uuid, Response> {
-    Uuid::parse_str(id).map_err(|_| visitor.api_error(ApiError::NotFound))
-}
+use crate::web::page::{Visitor, field_errors, see_other, when};
 
 /// What the GM chose for one consequence on the form, kept when the form comes back.
 #[derive(Debug, Clone, Default)]
@@ -117,7 +113,7 @@ pub async fn queue(
         Ok(s) => s,
         Err(r) => return r,
     };
-    let id = match parse_id(&visitor, &id) {
+    let id = match visitor.path_id(&id) {
         Ok(i) => i,
         Err(r) => return r,
     };
@@ -143,13 +139,8 @@ pub async fn submit(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form = Form::parse(&body);
-    let signed = match visitor.check_post(&form) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
-    let id = match parse_id(&visitor, &id) {
-        Ok(i) => i,
+    let (form, signed, id) = match visitor.post_on(&body, &id) {
+        Ok(posted) => posted,
         Err(r) => return r,
     };
     let user = &signed.user;

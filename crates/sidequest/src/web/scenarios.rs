@@ -20,10 +20,6 @@ use crate::web::home;
 use crate::web::page::{Form, Visitor, field_errors, see_other, when};
 
 /// A path id that is no UUID names nothing.
-fn parse_id(visitor: &Visitor, id: &str) -> Result<Uuid, Response> {
-    Uuid::parse_str(id).map_err(|_| visitor.api_error(ApiError::NotFound))
-}
-
 /// `POST /scenarios`: creates an empty scenario and opens its editor.
 pub async fn create(State(state): State<AppState>, visitor: Visitor, body: Bytes) -> Response {
     let form = Form::parse(&body);
@@ -115,7 +111,7 @@ pub async fn editor(
         Ok(s) => s,
         Err(r) => return r,
     };
-    let id = match parse_id(&visitor, &id) {
+    let id = match visitor.path_id(&id) {
         Ok(i) => i,
         Err(r) => return r,
     };
@@ -157,13 +153,8 @@ pub async fn save_node(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form = Form::parse(&body);
-    let signed = match visitor.check_post(&form) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
-    let id = match parse_id(&visitor, &id) {
-        Ok(i) => i,
+    let (form, signed, id) = match visitor.post_on(&body, &id) {
+        Ok(posted) => posted,
         Err(r) => return r,
     };
     let node_id = form.text("id");
@@ -211,13 +202,8 @@ pub async fn delete_node(
     Path((id, node)): Path<(String, String)>,
     body: Bytes,
 ) -> Response {
-    let form = Form::parse(&body);
-    let signed = match visitor.check_post(&form) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
-    let id = match parse_id(&visitor, &id) {
-        Ok(i) => i,
+    let (_, signed, id) = match visitor.post_on(&body, &id) {
+        Ok(posted) => posted,
         Err(r) => return r,
     };
     match state.campaign.delete_node(&signed.user, id, &node).await {
@@ -233,13 +219,8 @@ pub async fn publish(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form = Form::parse(&body);
-    let signed = match visitor.check_post(&form) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
-    let id = match parse_id(&visitor, &id) {
-        Ok(i) => i,
+    let (_, signed, id) = match visitor.post_on(&body, &id) {
+        Ok(posted) => posted,
         Err(r) => return r,
     };
     match state.campaign.publish(&signed.user, id).await {
@@ -273,7 +254,7 @@ pub async fn version(
         Ok(s) => s,
         Err(r) => return r,
     };
-    let id = match parse_id(&visitor, &id) {
+    let id = match visitor.path_id(&id) {
         Ok(i) => i,
         Err(r) => return r,
     };
@@ -434,13 +415,8 @@ pub async fn revoke_author_token(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form = Form::parse(&body);
-    let signed = match visitor.check_post(&form) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
-    let id = match parse_id(&visitor, &id) {
-        Ok(i) => i,
+    let (_, signed, id) = match visitor.post_on(&body, &id) {
+        Ok(posted) => posted,
         Err(r) => return r,
     };
     match state.campaign.revoke_author_token(&signed.user, id).await {
