@@ -3,8 +3,13 @@
 //! keys. A batch is cut into power-of-two pieces of at most [`MAX_ROWS`] rows, so each
 //! statement has at most eight texts whatever the batch's size, and each stays prepared
 //! once per connection (sqlx caches statements by text).
+//!
+//! Placeholders are numbered (`$1`, `$2`, …) on PostgreSQL and anonymous (`?`, bound in
+//! order) on SQLite: SQLite looks a named parameter up by a linear scan of the statement's
+//! parameter list, and sqlx asks for every parameter's name when it binds, so a numbered
+//! 1,664-parameter statement cost a quadratic ~1.4 M steps to bind (11% of a fill's CPU).
 
-use sqlkit::{Arg, Row, Tx, sql};
+use sqlkit::{Arg, Backend, Row, Tx, sql};
 
 use super::sql_store::StoreError;
 
@@ -21,8 +26,16 @@ fn piece(n: usize) -> usize {
     1 << (usize::BITS - 1 - capped.leading_zeros())
 }
 
-/// `{head}($1, …, $width), ($width+1, …), …{tail}` for `rows` rows.
-fn values_text(head: &str, width: usize, rows: usize, tail: &str) -> String {
+/// The `n`th (from 1) bind placeholder of a statement on `backend`.
+fn mark(backend: Backend, n: usize) -> String {
+    match backend {
+        Backend::Postgres => format!("${n}"),
+        Backend::Sqlite => "?".to_owned(),
+    }
+}
+
+/// `{head}($1, …, $width), ($width+1, …), …{tail}` for `rows` rows (`?` marks on SQLite).
+fn values_text(backend: Backend, head: &str, width: usize, rows: usize, tail: &str) -> String {
     let mut text = String::with_capacity(head.len() + tail.len() + rows * width * 5);
     text.push_str(head);
     for r in 0..rows {
@@ -34,7 +47,7 @@ fn values_text(head: &str, width: usize, rows: usize, tail: &str) -> String {
             if c > 0 {
                 text.push_str(", ");
             }
-            text.push_str(&format!("${}", r * width + c + 1));
+            text.push_str(&mark(backend, r * width + c + 1));
         }
         text.push(')');
     }
@@ -57,7 +70,7 @@ pub(super) async fn values<T>(
     let mut rest = rows;
     while !rest.is_empty() {
         let (now, later) = rest.split_at(piece(rest.len()));
-        let mut statement = sql(values_text(head, width, now.len(), tail));
+        let mut statement = sql(values_text(tx.backend(), head, width, now.len(), tail));
         for row in now {
             let args = bind(row);
             debug_assert_eq!(args.len(), width, "{head}");
@@ -83,8 +96,9 @@ pub(super) async fn keyed(
     let mut rest = keys;
     while !rest.is_empty() {
         let (now, later) = rest.split_at(piece(rest.len()));
+        let backend = tx.backend();
         let marks = (1..=now.len())
-            .map(|i| format!("${i}"))
+            .map(|i| mark(backend, i))
             .collect::<Vec<_>>()
             .join(", ");
         let mut statement = sql(format!("{head}{marks}{tail}"));
@@ -123,6 +137,7 @@ mod tests {
     fn values_number_rows_then_columns() {
         assert_eq!(
             values_text(
+                Backend::Postgres,
                 "INSERT INTO t (a, b) VALUES ",
                 2,
                 2,
@@ -130,6 +145,13 @@ mod tests {
             ),
             "INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4) ON CONFLICT DO NOTHING"
         );
-        assert_eq!(values_text("X ", 3, 1, ""), "X ($1, $2, $3)");
+        assert_eq!(
+            values_text(Backend::Postgres, "X ", 3, 1, ""),
+            "X ($1, $2, $3)"
+        );
+        assert_eq!(
+            values_text(Backend::Sqlite, "X ", 2, 2, ""),
+            "X (?, ?), (?, ?)"
+        );
     }
 }
