@@ -318,22 +318,26 @@ async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
             inner.close(record, started);
         }
         // The record of a streamed call closes when its stream ends, not now.
-        Sent::Streaming(end) => {
+        Sent::Streaming { end, body } => {
             let inner = Arc::clone(&inner);
             tokio::spawn(async move {
-                match end.await {
-                    Ok(end) => {
-                        record.response_bytes = end.bytes;
+                let (end, body) = tokio::join!(end, body);
+                let label = end.as_ref().ok().and_then(|e| e.label.clone());
+                match body {
+                    Ok(body) => {
+                        record.response_bytes = body.bytes;
                         if record.error.is_none() {
-                            record.error = end.label;
+                            record.error = body.label(label);
                         }
-                        record.extensions.extend(end.extensions);
                     }
                     Err(_) => {
                         record
                             .error
                             .get_or_insert_with(|| "stream_aborted".to_owned());
                     }
+                }
+                if let Ok(end) = end {
+                    record.extensions.extend(end.extensions);
                 }
                 inner.close(record, started);
             });

@@ -7,10 +7,10 @@ use http::{HeaderName, HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use super::REQUEST_ID_HEADER;
-use super::stream::{PermitSlot, SseStream, StreamEnd};
+use super::stream::{BodyEnd, SseBody, SseStream, StreamEnd};
 use crate::admission::{AdmissionError, Permit};
 use crate::framing::FramingError;
 use crate::gate::GateRefusal;
@@ -157,18 +157,19 @@ impl Reply {
 pub(super) enum Sent {
     /// The whole body, this many bytes.
     Whole(usize),
-    /// An event stream: its end (bytes, audit label) arrives here when it is over.
-    Streaming(oneshot::Receiver<StreamEnd>),
+    /// An event stream: the call's end (its audit label) and the body's (bytes taken by the
+    /// connection, whether the last event was) arrive here when each is over.
+    Streaming {
+        end: oneshot::Receiver<StreamEnd>,
+        body: oneshot::Receiver<BodyEnd>,
+    },
 }
 
 pub(super) fn finish(reply: Reply, request_id: Uuid, permit: Option<Permit>) -> (Response, Sent) {
     let (mut response, sent) = match reply.body {
         Some(Payload::Stream(stream)) => {
             stream.permit.hold(permit);
-            let body = SseBody {
-                frames: stream.frames,
-                _permit: stream.permit,
-            };
+            let (body, body_end) = SseBody::new(stream.frames, stream.permit);
             let response = (
                 reply.status,
                 [
@@ -178,7 +179,13 @@ pub(super) fn finish(reply: Reply, request_id: Uuid, permit: Option<Permit>) -> 
                 axum::body::Body::new(body),
             )
                 .into_response();
-            (response, Sent::Streaming(stream.end))
+            (
+                response,
+                Sent::Streaming {
+                    end: stream.end,
+                    body: body_end,
+                },
+            )
         }
         Some(body) => {
             let bytes = match body {
@@ -210,27 +217,6 @@ pub(super) fn finish(reply: Reply, request_id: Uuid, permit: Option<Permit>) -> 
         }
     }
     (response, sent)
-}
-
-/// The body of an event stream: the events the call's task writes, with the permit slot it
-/// shares with that task (see [`PermitSlot`]).
-struct SseBody {
-    frames: mpsc::Receiver<bytes::Bytes>,
-    _permit: PermitSlot,
-}
-
-impl http_body::Body for SseBody {
-    type Data = bytes::Bytes;
-    type Error = std::convert::Infallible;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        self.frames
-            .poll_recv(cx)
-            .map(|frame| frame.map(|b| Ok(http_body::Frame::data(b))))
-    }
 }
 
 /// A response body that keeps the request's admission permit until the body has been sent

@@ -4,15 +4,18 @@
 //! else the POST is answered `text/event-stream` with each `notifications/progress` and then
 //! the JSON-RPC response as the last event (Streamable HTTP, every revision the door speaks).
 //! The admission permit is held until the tool has ended and the body is done; the audit
-//! record closes when the stream ends ([`StreamEnd`]). A client that leaves mid-stream does
-//! not cancel the call (the transport specification: disconnection is not cancellation).
+//! record closes when both are over ([`StreamEnd`], [`BodyEnd`]), with the bytes the body
+//! handed to the connection. A client that leaves mid-stream does not cancel the call (the
+//! transport specification: disconnection is not cancellation).
 //! What a tool may report is [`crate::progress`]'s.
 
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
+use tracing::Instrument;
 use uuid::Uuid;
 
 use super::Inner;
@@ -47,15 +50,29 @@ pub(super) enum Ran {
     Streaming(Reply),
 }
 
-/// What the audit learns when a stream ends.
+/// What the audit learns from the task when the call has ended.
 #[derive(Debug)]
 pub(super) struct StreamEnd {
-    /// Bytes written to the body (every event, the last one included).
-    pub(super) bytes: usize,
-    /// The audit label: the tool's error code, else the final answer's (`504`, `-32603`…),
-    /// else [`CLIENT_CLOSED`] when the client left first.
+    /// The audit label: the tool's error code, else the final answer's (`504`, `-32603`…).
     pub(super) label: Option<String>,
     pub(super) extensions: Extensions,
+}
+
+/// What the audit learns from the body when the connection is done with it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BodyEnd {
+    /// Bytes handed to the connection.
+    pub(super) bytes: usize,
+    /// Whether the last event was among them; not when the client left first.
+    pub(super) complete: bool,
+}
+
+impl BodyEnd {
+    /// The audit label of a stream whose call ended with `label`: that label, else
+    /// [`CLIENT_CLOSED`] when the body was dropped before its last event.
+    pub(super) fn label(self, label: Option<String>) -> Option<String> {
+        label.or_else(|| (!self.complete).then(|| CLIENT_CLOSED.to_owned()))
+    }
 }
 
 /// The body of a streamed answer and what rides with it.
@@ -63,6 +80,68 @@ pub(super) struct SseStream {
     pub(super) frames: mpsc::Receiver<Bytes>,
     pub(super) permit: PermitSlot,
     pub(super) end: oneshot::Receiver<StreamEnd>,
+}
+
+/// The response body of an event stream: the events the call's task writes, counted as the
+/// connection takes them, with the permit slot it shares with that task. When the connection
+/// is done with it (every event taken, or the client gone) it reports a [`BodyEnd`].
+pub(super) struct SseBody {
+    frames: mpsc::Receiver<Bytes>,
+    _permit: PermitSlot,
+    bytes: usize,
+    complete: bool,
+    done: Option<oneshot::Sender<BodyEnd>>,
+}
+
+impl SseBody {
+    pub(super) fn new(
+        frames: mpsc::Receiver<Bytes>,
+        permit: PermitSlot,
+    ) -> (Self, oneshot::Receiver<BodyEnd>) {
+        let (done, ended) = oneshot::channel();
+        let body = Self {
+            frames,
+            _permit: permit,
+            bytes: 0,
+            complete: false,
+            done: Some(done),
+        };
+        (body, ended)
+    }
+}
+
+impl http_body::Body for SseBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        match self.frames.poll_recv(cx) {
+            Poll::Ready(Some(frame)) => {
+                self.bytes += frame.len();
+                Poll::Ready(Some(Ok(http_body::Frame::data(frame))))
+            }
+            Poll::Ready(None) => {
+                // the task closes the channel only after writing the answer
+                self.complete = true;
+                Poll::Ready(None)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl Drop for SseBody {
+    fn drop(&mut self) {
+        if let Some(done) = self.done.take() {
+            let _ = done.send(BodyEnd {
+                bytes: self.bytes,
+                complete: self.complete,
+            });
+        }
+    }
 }
 
 /// The request's admission permit, shared by the response body and the task that runs the
@@ -88,8 +167,9 @@ pub(super) async fn run(
     let (progress, mut notes) = Progress::channel(run.token.clone());
     ctx.progress = progress;
     let deadline = run.inner.config.tool_deadline;
-    let mut task =
-        tokio::spawn(async move { tokio::time::timeout(deadline, handler(ctx, args)).await });
+    let mut task = tokio::spawn(
+        async move { tokio::time::timeout(deadline, handler(ctx, args)).await }.in_current_span(),
+    );
     let first = tokio::select! {
         biased;
         joined = &mut task => return Ran::Finished(answer(&run, joined)),
@@ -98,19 +178,21 @@ pub(super) async fn run(
     let (frames_tx, frames) = mpsc::channel(QUEUE);
     let (end_tx, end) = oneshot::channel();
     let permit = PermitSlot::default();
-    tokio::spawn(drive(
-        run,
-        task,
-        notes,
-        first,
-        Out {
-            tx: frames_tx,
-            bytes: 0,
-            gone: false,
-        },
-        end_tx,
-        permit.clone(),
-    ));
+    tokio::spawn(
+        drive(
+            run,
+            task,
+            notes,
+            first,
+            Out {
+                tx: frames_tx,
+                gone: false,
+            },
+            end_tx,
+            permit.clone(),
+        )
+        .in_current_span(),
+    );
     Ran::Streaming(Reply::stream(SseStream {
         frames,
         permit,
@@ -132,11 +214,10 @@ fn answer(run: &ToolRun, joined: Result<HandlerEnd, tokio::task::JoinError>) -> 
     )
 }
 
-/// The events written to the body, counted; a body that was dropped (the client left) stops
-/// the writing, not the call.
+/// The events written to the body; a body that was dropped (the client left) stops the
+/// writing, not the call.
 struct Out {
     tx: mpsc::Sender<Bytes>,
-    bytes: usize,
     gone: bool,
 }
 
@@ -149,10 +230,7 @@ impl Out {
         frame.extend_from_slice(b"event: message\ndata: ");
         frame.extend_from_slice(message);
         frame.extend_from_slice(b"\n\n");
-        let len = frame.len();
-        if self.tx.send(Bytes::from(frame)).await.is_ok() {
-            self.bytes += len;
-        } else {
+        if self.tx.send(Bytes::from(frame)).await.is_err() {
             self.gone = true;
         }
     }
@@ -193,15 +271,10 @@ async fn drive(
     };
     out.event(&message).await;
     drop(out.tx);
-    let label = answer
-        .label
-        .or(answer.reply.error)
-        .or_else(|| out.gone.then(|| CLIENT_CLOSED.to_owned()));
     // The permit goes with this task's end (and the body's): the call is over.
     drop(permit);
     let _ = end.send(StreamEnd {
-        bytes: out.bytes,
-        label,
+        label: answer.label.or(answer.reply.error),
         extensions: answer.extensions,
     });
 }
