@@ -18,6 +18,7 @@ use mcp_door::{
 mod content;
 mod local;
 mod mrtr;
+mod progress;
 mod tools;
 
 pub use content::{FixtureCompletions, FixturePrompts, FixtureResources};
@@ -82,6 +83,7 @@ impl Presenter for FixturePresenter {
 pub fn router() -> Result<Router, CatalogError> {
     let mut tools = fixture_tools();
     tools.extend(mrtr::tools());
+    tools.extend(progress::tools());
     let catalog = Arc::new(Catalog::new(tools)?);
     let mut key = [0u8; 32];
     mcp_door::Random::fill(&mcp_door::OsRandom, &mut key);

@@ -34,6 +34,10 @@ pub struct CallContext {
     /// What the request has learned so far, as typed values: whatever the method gate added
     /// (a product's metering outcome). Read with `ctx.extensions.get::<T>()`.
     pub extensions: Extensions,
+    /// This call's progress reporter: live when the client sent `_meta.progressToken` and
+    /// reads event streams (then the door answers with an SSE stream once the tool reports),
+    /// otherwise reports are checked and dropped. See [`crate::progress`].
+    pub progress: crate::progress::Progress,
 }
 
 /// A failure that is not the product's domain answer: the door renders it.

@@ -55,8 +55,20 @@
 //!   is HTTP 400 with −32022 and `data: {supported, requested}` (newest first), as 2026-07-28
 //!   defines `UnsupportedProtocolVersionError`.
 //!
-//! Admission, scopes, metering and audit run the same in both eras. The door never opens a
-//! response stream: no progress or log notifications, no `subscriptions/listen`.
+//! Admission, scopes, metering and audit run the same in both eras.
+//!
+//! # Progress
+//!
+//! A `tools/call` whose `_meta.progressToken` is a string or an integer, from a client whose
+//! `Accept` allows `text/event-stream`, gets a live [`Progress`] in [`CallContext::progress`].
+//! If the tool reports before it ends, the POST is answered with an SSE stream: each
+//! `notifications/progress` (token, increasing `progress`, optional `total` and `message`),
+//! then the JSON-RPC response. Otherwise — no token, a JSON-only `Accept`, or a tool that
+//! reports nothing — the answer is the one JSON body it always was. Deadline, admission,
+//! metering and audit are the same; a failure after the stream opened (504, 503) is its last
+//! event, and the audit record closes when the stream ends. The door sends nothing else on a
+//! stream: no log notifications (deprecated in 2026-07-28 and not offered), no requests, no
+//! `subscriptions/listen`.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -76,6 +88,7 @@ pub mod hooks;
 pub mod jsonrpc;
 pub mod metrics;
 pub mod outcome;
+pub mod progress;
 pub mod random;
 pub mod ready;
 pub mod serve;
@@ -96,7 +109,9 @@ pub use catalog::{
 };
 pub use clock::{Clock, FakeClock, SystemClock};
 pub use cookie::cookie;
-pub use door::{CacheHint, Door, DoorConfig, Presenter, SUPPORTED_PROTOCOL_VERSIONS};
+pub use door::{
+    CLIENT_CLOSED, CacheHint, Door, DoorConfig, Presenter, SUPPORTED_PROTOCOL_VERSIONS,
+};
 pub use drain::DrainLimits;
 pub use edge::{DoorEdge, OriginPolicy};
 pub use gate::{GateRefusal, GateRequest, GateStage, MethodGate};
@@ -105,6 +120,7 @@ pub use hooks::{
 };
 pub use metrics::{Metrics, PoolUse};
 pub use outcome::{CallOutcome, Extensions, UNCODED_TOOL_ERROR};
+pub use progress::{Progress, ProgressError};
 pub use random::{OsRandom, Random};
 pub use ready::Readiness;
 pub use serve::{ConnectionLimits, Serving, init_tracing, serve_until, shutdown_signal};

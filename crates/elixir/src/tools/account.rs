@@ -9,6 +9,7 @@ use crate::domain::is_time_zone;
 use crate::mcp::args;
 use crate::mcp::blocks;
 use crate::mcp::envelope::{ErrorCode, Success, ToolError};
+use crate::mcp::shape;
 use crate::mcp::spec::{
     Fail, Flag, Group, Outcome, Param, SCOPE_ACCOUNT, ToolCtx, ToolSpec, bad_request, handler,
 };
@@ -29,8 +30,8 @@ pub fn settings() -> ToolSpec {
         ],
         compact_drops: None,
         output: vec![
-            ("settings", json!({"type": "object", "description": "{timezone, primary_player, tier} after the call."}), true),
-            ("changed", json!({"type": "array", "description": "Names of the settings this call changed."}), true),
+            ("settings", shape::object("{timezone, primary_player, tier} after the call.", &["timezone", "primary_player", "tier"]), true),
+            ("changed", shape::strings("Names of the settings this call changed."), true),
         ],
         docs: "tools-account#elixir-settings".into(),
         too_large_hint: "Report meta.request_id with elixir_feedback.".into(),

@@ -9,6 +9,7 @@ use crate::mcp::args::{
     self, DATE_OR_INSTANT_PATTERN, DATE_PATTERN, SEMVER_PATTERN, SLUG_PATTERN, UUID_PATTERN,
 };
 use crate::mcp::envelope::{ErrorCode, Success, ToolError};
+use crate::mcp::shape;
 use crate::mcp::spec::{
     Fail, Flag, Group, Outcome, Param, SCOPE_FEEDBACK, SCOPE_READ, ToolCtx, ToolSpec, bad_request,
     handler,
@@ -16,6 +17,8 @@ use crate::mcp::spec::{
 use crate::model::{Feedback, FeedbackQuery, NewFeedback};
 
 const ALL: [Kind; 3] = Kind::ALL;
+/// The keys of one example.
+const EXAMPLE: &[&str] = &["slug", "title", "question", "tools", "outline"];
 /// `elixir_my_feedback` pages hold at most this many characters of items, well under the
 /// 48,000-character cap with the envelope.
 pub const FEEDBACK_PAGE_CHARS: usize = 40_000;
@@ -101,22 +104,34 @@ fn docs() -> ToolSpec {
     s.output = vec![
         (
             "pages",
-            json!({"type": "array", "description": "The index: {slug, title, summary, sections[]} per page."}),
+            shape::list(
+                "The index: {slug, title, summary, sections[]} per page.",
+                &["slug", "title", "summary", "sections"],
+            ),
             false,
         ),
         (
             "page",
-            json!({"type": "object", "description": "One page: {slug, title, markdown, sections[]}."}),
+            shape::object(
+                "One page: {slug, title, markdown, sections[]}.",
+                &["slug", "title", "markdown", "sections"],
+            ),
             false,
         ),
         (
             "section",
-            json!({"type": "object", "description": "One section: {page, slug, title, markdown}."}),
+            shape::object(
+                "One section: {page, slug, title, markdown}.",
+                &["page", "slug", "title", "markdown"],
+            ),
             false,
         ),
         (
             "matches",
-            json!({"type": "array", "description": "Search hits: {page, section, title, snippet}, best first."}),
+            shape::list(
+                "Search hits: {page, section, title, snippet}, best first.",
+                &["page", "section", "title", "snippet"],
+            ),
             false,
         ),
     ];
@@ -209,12 +224,18 @@ fn examples() -> ToolSpec {
     s.output = vec![
         (
             "examples",
-            json!({"type": "array", "description": "Every example: {slug, title, question, tools[], outline}."}),
+            shape::list(
+                "Every example: {slug, title, question, tools[], outline}.",
+                EXAMPLE,
+            ),
             false,
         ),
         (
             "example",
-            json!({"type": "object", "description": "One example: {slug, title, question, tools[], outline}."}),
+            shape::object(
+                "One example: {slug, title, question, tools[], outline}.",
+                EXAMPLE,
+            ),
             false,
         ),
     ];
@@ -267,7 +288,10 @@ fn updates() -> ToolSpec {
     ];
     s.output = vec![(
         "updates",
-        json!({"type": "array", "description": "{date, title, markdown, tools[]}, newest first."}),
+        shape::list(
+            "{date, title, markdown, tools[]}, newest first.",
+            &["date", "title", "markdown", "tools"],
+        ),
         true,
     )];
     s.too_large_hint =
@@ -328,7 +352,10 @@ fn changelog() -> ToolSpec {
     s.output = vec![
         (
             "entries",
-            json!({"type": "array", "description": "{version, date, summary, tools_added?, tools_removed?, breaking?}, newest first."}),
+            shape::list(
+                "{version, date, summary, tools_added?, tools_removed?, breaking?}, newest first.",
+                &["version", "date", "summary"],
+            ),
             true,
         ),
         (
@@ -466,7 +493,10 @@ fn feedback() -> ToolSpec {
     ];
     s.output = vec![(
         "feedback",
-        json!({"type": "object", "description": "{id, status: new, created_at, attached_request}."}),
+        shape::object(
+            "{id, status: new, created_at, attached_request}.",
+            &["id", "status", "created_at", "attached_request"],
+        ),
         true,
     )];
     s.docs = "tools-help#feedback".into();
@@ -566,7 +596,10 @@ fn my_feedback() -> ToolSpec {
     s.output = vec![
         (
             "items",
-            json!({"type": "array", "description": "{id, created_at, category, message, context, request_id, status, response, responded_at, shipped_in, related_tools[]}."}),
+            shape::list(
+                "{id, created_at, category, message, context, request_id, status, response, responded_at, shipped_in, related_tools[]}.",
+                &["id", "created_at", "category", "message", "status"],
+            ),
             true,
         ),
         (

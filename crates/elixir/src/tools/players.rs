@@ -22,6 +22,7 @@ use crate::domain::{Millis, iso};
 use crate::mcp::args;
 use crate::mcp::blocks;
 use crate::mcp::envelope::Success;
+use crate::mcp::shape;
 use crate::mcp::spec::{
     Fail, Flag, Group, Outcome as ToolOutcome, SCOPE_READ, ToolCtx, ToolSpec, handler,
 };
@@ -45,14 +46,6 @@ pub fn specs() -> Vec<ToolSpec> {
         collection(),
         players_search::search(),
     ]
-}
-
-pub(crate) fn obj(description: &str) -> Value {
-    json!({"type": "object", "description": description})
-}
-
-pub(crate) fn list(description: &str) -> Value {
-    json!({"type": "array", "description": description})
 }
 
 pub(crate) fn instant(description: &str) -> Value {
@@ -125,9 +118,9 @@ fn profile() -> ToolSpec {
         },
         compact_drops: None,
         output: vec![
-            ("live_status", obj("With live: {state fresh, observed_at}, {state pending, retry_after_s, observed_at} or {state unavailable, reason, resets_at?}."), false),
-            ("player", obj("{tag, name, king_tower_level, trophies, best_trophies, arena, clan {tag, name, role}?, path_of_legend {current, last, best}?, wins, losses, battle_count, three_crown_wins, war_day_wins, donations {given, received, total}, collection_level, star_points, current_streak, current_deck {deck_hash, cards[], tower_troop, snapshot}?, favourite_card?}; null fields before the first profile read."), true),
-            ("recording", obj("{state active|paused|held, since, last_battle_at}."), true),
+            ("live_status", shape::live_status("With live: {state fresh, observed_at}, {state pending, retry_after_s, observed_at} or {state unavailable, reason, resets_at?}."), false),
+            ("player", shape::object("{tag, name, king_tower_level, trophies, best_trophies, arena, clan {tag, name, role}?, path_of_legend {current, last, best}?, wins, losses, battle_count, three_crown_wins, war_day_wins, donations {given, received, total}, collection_level, star_points, current_streak, current_deck {deck_hash, cards[], tower_troop, snapshot}?, favourite_card?}; null fields before the first profile read.", &["tag", "name", "king_tower_level", "trophies", "best_trophies", "wins", "losses", "battle_count"]), true),
+            ("recording", shape::object("{state active|paused|held, since, last_battle_at}.", &["state", "since", "last_battle_at"]), true),
             ("observed_at", instant("When the profile was read; null before the first read."), true),
         ],
         docs: "tools-players#players-profile".into(),
@@ -254,8 +247,22 @@ async fn profile_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
 
 // ---- players_summary ----
 
+/// A STATS object plus `three_crown_wins`.
 fn stats_schema(description: &str) -> Value {
-    obj(description)
+    shape::object(
+        description,
+        &[
+            "battles",
+            "wins",
+            "losses",
+            "draws",
+            "decided_battles",
+            "win_rate",
+            "players",
+            "insufficient_sample",
+            "three_crown_wins",
+        ],
+    )
 }
 
 fn summary() -> ToolSpec {
@@ -274,11 +281,11 @@ fn summary() -> ToolSpec {
         compact_drops: None,
         output: vec![
             ("overall", stats_schema("STATS {battles, wins, losses, draws, decided_battles, win_rate, players, insufficient_sample} plus three_crown_wins."), true),
-            ("by_mode", list("[{mode, STATS}] per mode played, most battles first."), true),
-            ("trophies", obj("{start, end, change, best}: ladder trophies from profile reads and ladder battles inside the window; null when none was seen."), true),
-            ("path_of_legend", obj("{league_start, league_end}: the Path of Legend league at the window's first and last sighting."), true),
-            ("top_decks", list("Up to 3 [{deck_hash, cards[], STATS}], most games first (a duel round is one game)."), true),
-            ("war", obj("{decks_used, points}: from the war battles the record holds (all modes of the river race, whatever mode says)."), true),
+            ("by_mode", shape::list("[{mode, STATS}] per mode played, most battles first.", &["mode", "battles", "wins", "losses", "win_rate"]), true),
+            ("trophies", shape::object("{start, end, change, best}: ladder trophies from profile reads and ladder battles inside the window; null when none was seen.", &["start", "end", "change", "best"]), true),
+            ("path_of_legend", shape::object("{league_start, league_end}: the Path of Legend league at the window's first and last sighting.", &["league_start", "league_end"]), true),
+            ("top_decks", shape::list("Up to 3 [{deck_hash, cards[], STATS}], most games first (a duel round is one game).", &["deck_hash", "cards", "battles", "wins", "losses", "win_rate"]), true),
+            ("war", shape::object("{decks_used, points}: from the war battles the record holds (all modes of the river race, whatever mode says).", &["decks_used", "points"]), true),
             ("active_days", json!({"type": "integer", "description": "Local days (applied timezone) with at least one counted battle."}), true),
             ("last_battle_at", instant("The newest counted battle; null when none."), true),
         ],
@@ -561,10 +568,10 @@ fn collection() -> ToolSpec {
         params: blocks::player_params(),
         compact_drops: Some("each card to id, level and forms_unlocked"),
         output: vec![
-            ("player", obj("{tag, name}."), true),
-            ("summary", obj("{cards_owned, cards_total (the catalogue's; null before its first read), by_rarity {rarity: count}, evolutions_unlocked, heroes_unlocked}."), true),
-            ("cards", list("[{id, name, rarity, kind, level, max_level, star_level, count, forms_unlocked[], elixir}] (compact: {id, level, forms_unlocked})."), true),
-            ("tower_troops", list("The tower troops owned, as cards."), true),
+            ("player", shape::object("{tag, name}.", &["tag", "name"]), true),
+            ("summary", shape::object("{cards_owned, cards_total (the catalogue's; null before its first read), by_rarity {rarity: count}, evolutions_unlocked, heroes_unlocked}.", &["cards_owned", "cards_total", "by_rarity", "evolutions_unlocked", "heroes_unlocked"]), true),
+            ("cards", shape::list("[{id, name, rarity, kind, level, max_level, star_level, count, forms_unlocked[], elixir}] (compact: {id, level, forms_unlocked}).", &["id", "level", "forms_unlocked"]), true),
+            ("tower_troops", shape::list("The tower troops owned, as cards.", &["id", "level"]), true),
             ("observed_at", instant("When the profile holding the collection was read."), true),
         ],
         docs: "tools-players#players-collection".into(),

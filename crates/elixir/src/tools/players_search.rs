@@ -10,11 +10,11 @@ use crate::access::kinds::Kind;
 use crate::domain::{Millis, iso, name_key};
 use crate::mcp::args;
 use crate::mcp::envelope::Success;
+use crate::mcp::shape;
 use crate::mcp::spec::{
     Fail, Group, Outcome as ToolOutcome, Param, SCOPE_READ, ToolCtx, ToolSpec, bad_request, handler,
 };
 use crate::model::{PlayerRow, Principal};
-use crate::tools::players::list;
 
 // ---- players_search ----
 
@@ -33,7 +33,7 @@ pub fn search() -> ToolSpec {
         ],
         compact_drops: None,
         output: vec![
-            ("matches", list("[{tag, name, clan {tag, name}?, why nickname|tracked|clanmate|recorded, last_seen_at}], best first."), true),
+            ("matches", shape::list("[{tag, name, clan {tag, name}?, why nickname|tracked|clanmate|recorded, last_seen_at}], best first.", &["tag", "name", "why", "last_seen_at"]), true),
         ],
         docs: "tools-players#players-search".into(),
         too_large_hint: "players_search({\"limit\": 5}) returns fewer matches.".into(),

@@ -12,13 +12,14 @@ use crate::domain::Millis;
 use crate::mcp::args;
 use crate::mcp::blocks;
 use crate::mcp::envelope::Success;
+use crate::mcp::shape;
 use crate::mcp::spec::{
     Fail, Flag, Group, Outcome as ToolOutcome, Param, SCOPE_READ, ToolCtx, ToolSpec, bad_request,
     handler,
 };
 use crate::model::{PlayerSnapshot, PollEndpoint, RecordedBattle};
 use crate::store::BattleQuery;
-use crate::tools::players::{list, local_date, subject, with_meta, zone_of};
+use crate::tools::players::{local_date, subject, with_meta, zone_of};
 use crate::tools::service::{self, Coverage};
 
 /// The metrics players_timeline can chart, in SURFACE order (the first four are the default).
@@ -64,7 +65,7 @@ pub fn timeline() -> ToolSpec {
         params,
         compact_drops: None,
         output: vec![
-            ("series", list("[{day YYYY-MM-DD, values {metric: number|null}, complete}], oldest first."), true),
+            ("series", shape::list("[{day YYYY-MM-DD, values {metric: number|null}, complete}], oldest first.", &["day", "values", "complete"]), true),
         ],
         docs: "tools-players#players-timeline".into(),
         too_large_hint: "players_timeline({\"limit\": 30}) or fewer metrics narrow it.".into(),

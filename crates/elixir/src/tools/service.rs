@@ -15,6 +15,7 @@ use crate::domain::{Millis, iso};
 use crate::mcp::args;
 use crate::mcp::blocks;
 use crate::mcp::envelope::{ErrorCode, Success, ToolError};
+use crate::mcp::shape;
 use crate::mcp::spec::{
     Fail, Flag, Group, Outcome, Param, SCOPE_READ, ToolCtx, ToolSpec, bad_request, handler,
 };
@@ -353,14 +354,6 @@ pub fn bounds(w: &Window) -> (Millis, Millis) {
 
 // ---- elixir_coverage ----
 
-fn obj(description: &str) -> Value {
-    json!({"type": "object", "description": description})
-}
-
-fn list(description: &str) -> Value {
-    json!({"type": "array", "description": description})
-}
-
 fn coverage() -> ToolSpec {
     let mut params = blocks::player_params();
     params.extend(blocks::clan_params().into_iter().map(|p| {
@@ -381,12 +374,12 @@ fn coverage() -> ToolSpec {
         params,
         compact_drops: None,
         output: vec![
-            ("subject", obj("{type player|clan, tag, name}."), true),
-            ("recording", obj("{state active|paused|held, scope, since, last_polled_at, next_poll_at, cadence_reason}; null fields when nothing is scheduled."), true),
-            ("source_polls", obj("{player, battlelog, clan, currentriverrace, riverracelog, cards, board}, each {observed_at, freshness_seconds} or null."), true),
-            ("battles", obj("{recorded, first_at, last_at}: recorded battles inside the window."), true),
-            ("coverage", obj("{measured_hours, measured_intervals[] {from, to}, unknown_intervals[] {from, to, reason}}."), true),
-            ("members", list("Clan subjects only: [{tag, name, coverage_complete}] of the current members."), false),
+            ("subject", shape::object("{type player|clan, tag, name}.", &["type", "tag", "name"]), true),
+            ("recording", shape::object("{state active|paused|held, scope, since, last_polled_at, next_poll_at, cadence_reason}; null fields when nothing is scheduled.", &["state", "scope", "since", "last_polled_at", "next_poll_at", "cadence_reason"]), true),
+            ("source_polls", shape::object("{player, battlelog, clan, currentriverrace, riverracelog, cards, board}, each {observed_at, freshness_seconds} or null.", &["player", "battlelog", "clan", "currentriverrace", "riverracelog", "cards", "board"]), true),
+            ("battles", shape::object("{recorded, first_at, last_at}: recorded battles inside the window.", &["recorded", "first_at", "last_at"]), true),
+            ("coverage", shape::object("{measured_hours, measured_intervals[] {from, to}, unknown_intervals[] {from, to, reason}}.", &["measured_hours", "measured_intervals", "unknown_intervals"]), true),
+            ("members", shape::list("Clan subjects only: [{tag, name, coverage_complete}] of the current members.", &["tag", "name", "coverage_complete"]), false),
         ],
         docs: "tools-service#elixir-coverage".into(),
         too_large_hint: "elixir_coverage({\"days\": 7}) narrows the window.".into(),
@@ -641,9 +634,9 @@ fn data_insights() -> ToolSpec {
         params: vec![],
         compact_drops: None,
         output: vec![
-            ("corpus", obj("{battles, players, players_recorded, clans_recorded, recordings_active, first_battle_at, battles_last_24h}."), true),
-            ("recorder", obj("{upstream_rate_per_s (last hour), requests_24h, throttled_24h (HTTP 429), due_polls, oldest_due_s}."), true),
-            ("clans", list("[{tag, name, scope activity|comprehensive}] of every tracked clan."), true),
+            ("corpus", shape::object("{battles, players, players_recorded, clans_recorded, recordings_active, first_battle_at, battles_last_24h}.", &["battles", "players", "players_recorded", "clans_recorded", "recordings_active", "first_battle_at", "battles_last_24h"]), true),
+            ("recorder", shape::object("{upstream_rate_per_s (last hour), requests_24h, throttled_24h (HTTP 429), due_polls, oldest_due_s}.", &["upstream_rate_per_s", "requests_24h", "throttled_24h", "due_polls", "oldest_due_s"]), true),
+            ("clans", shape::list("[{tag, name, scope activity|comprehensive}] of every tracked clan.", &["tag", "name", "scope"]), true),
         ],
         docs: "tools-service#elixir-data-insights".into(),
         too_large_hint: NO_HINT.into(),

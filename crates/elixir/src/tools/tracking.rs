@@ -9,6 +9,7 @@ use crate::access::kinds::Kind;
 use crate::mcp::args;
 use crate::mcp::blocks;
 use crate::mcp::envelope::{ErrorCode, Success, ToolError};
+use crate::mcp::shape;
 use crate::mcp::spec::{
     Fail, Flag, Group, Outcome, Param, SCOPE_ACCOUNT, SCOPE_READ, SCOPE_RECORDINGS, ToolCtx,
     ToolSpec, handler,
@@ -34,13 +35,8 @@ fn principal(caller: &Caller) -> Principal {
     }
 }
 
-fn obj(description: &str) -> Value {
-    json!({"type": "object", "description": description})
-}
-
-fn list(description: &str) -> Value {
-    json!({"type": "array", "description": description})
-}
+/// The keys of the slots block.
+const SLOTS: &[&str] = &["players", "clans"];
 
 /// The slots block: `{players, clans {activity, comprehensive}}`, each `{used, max}`.
 async fn slots(ctx: &ToolCtx) -> Result<Value, Fail> {
@@ -86,11 +82,11 @@ fn track_player() -> ToolSpec {
         ],
         compact_drops: None,
         output: vec![
-            ("player", obj("{tag, name, relationship, notify}; name is null until the first read."), true),
-            ("recording", json!({"type": ["object", "null"], "description": "{state, since, last_polled_at}; null after remove."}), true),
+            ("player", shape::object("{tag, name, relationship, notify}; name is null until the first read.", &["tag", "name", "relationship", "notify"]), true),
+            ("recording", shape::object_or_null("{state, since, last_polled_at}; null after remove.", &["state", "since", "last_polled_at"]), true),
             ("changed", json!({"type": "boolean", "description": "Whether the call changed anything."}), true),
-            ("slots", obj("{players, clans {activity, comprehensive}}, each {used, max}; max null is unlimited."), true),
-            ("first_read", obj("A live_status of the subject's first read."), true),
+            ("slots", shape::object("{players, clans {activity, comprehensive}}, each {used, max}; max null is unlimited.", SLOTS), true),
+            ("first_read", shape::live_status("A live_status of the subject's first read."), true),
         ],
         docs: "tools-account#elixir-track-player".into(),
         too_large_hint: NO_HINT.into(),
@@ -210,11 +206,11 @@ fn track_clan() -> ToolSpec {
         ],
         compact_drops: None,
         output: vec![
-            ("clan", obj("{tag, name}; name is null until the first read."), true),
-            ("tracking", obj("{scope, notify, recording}; absent after remove."), false),
+            ("clan", shape::object("{tag, name}; name is null until the first read.", &["tag", "name"]), true),
+            ("tracking", shape::object("{scope, notify, recording}; absent after remove.", &["scope", "notify", "recording"]), false),
             ("changed", json!({"type": "boolean", "description": "Whether the call changed anything."}), true),
-            ("slots", obj("{players, clans {activity, comprehensive}}, each {used, max}."), true),
-            ("first_read", obj("A live_status of the clan's first read."), true),
+            ("slots", shape::object("{players, clans {activity, comprehensive}}, each {used, max}.", SLOTS), true),
+            ("first_read", shape::live_status("A live_status of the clan's first read."), true),
         ],
         docs: "tools-account#elixir-track-clan".into(),
         too_large_hint: NO_HINT.into(),
@@ -293,9 +289,9 @@ fn my_players() -> ToolSpec {
         params: vec![],
         compact_drops: None,
         output: vec![
-            ("players", list("{tag, name, relationship, nickname, notify, recording, clan, trophies} per tracked player, primary first."), true),
-            ("clans", list("{tag, name, scope, notify, recording} per tracked clan."), true),
-            ("slots", obj("{players, clans {activity, comprehensive}}, each {used, max}."), true),
+            ("players", shape::list("{tag, name, relationship, nickname, notify, recording, clan, trophies} per tracked player, primary first.", &["tag", "name", "relationship", "nickname", "notify", "recording", "clan", "trophies"]), true),
+            ("clans", shape::list("{tag, name, scope, notify, recording} per tracked clan.", &["tag", "name", "scope", "notify", "recording"]), true),
+            ("slots", shape::object("{players, clans {activity, comprehensive}}, each {used, max}.", SLOTS), true),
         ],
         docs: "tools-account#elixir-my-players".into(),
         too_large_hint: NO_HINT.into(),
@@ -360,7 +356,7 @@ fn nickname() -> ToolSpec {
         ],
         compact_drops: None,
         output: vec![
-            ("player", obj("{tag, name}; name is null when the player is not recorded."), true),
+            ("player", shape::object("{tag, name}; name is null when the player is not recorded.", &["tag", "name"]), true),
             ("nickname", json!({"type": ["string", "null"], "description": "The nickname now."}), true),
             ("previous_nickname", json!({"type": ["string", "null"], "description": "The nickname before."}), true),
         ],

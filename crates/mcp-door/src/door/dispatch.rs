@@ -41,7 +41,7 @@ fn invalid_params(message: &str) -> RpcFailure {
 
 /// Runs the method and shapes its answer for the revision in use.
 pub(super) async fn dispatch(
-    inner: &Inner,
+    inner: &Arc<Inner>,
     call: Call,
     headers: &HeaderMap,
     record: &mut AuditRecord,
@@ -81,6 +81,7 @@ pub(super) async fn dispatch(
         request_state: retry.request_state,
         ignored_arguments: Vec::new(),
         extensions: record.extensions.clone(),
+        progress: crate::progress::Progress::disabled(),
     };
     if stateless && REMOVED_IN_STATELESS.contains(&method.as_str()) {
         return not_found_stateless(&id, &method, true);

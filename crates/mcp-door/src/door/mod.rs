@@ -1,7 +1,8 @@
 //! The door: `(path, Authenticator, Catalog, Admission, Presenter)` turned into an axum
 //! `Router` that runs the request path of ARCHITECTURE.md in order — pre-auth gate,
 //! authentication (headers only), admission, body (time and size), framing, dispatch.
-//! Every POST stands alone (stateless Streamable HTTP, JSON responses, no session id).
+//! Every POST stands alone (stateless Streamable HTTP, no session id): one JSON body, or for a
+//! tool call that reports progress to a client that asked for it, one event stream.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -35,6 +36,7 @@ mod era;
 mod mrtr;
 mod params;
 mod reply;
+mod stream;
 pub mod version;
 
 pub use discover::CacheHint;
@@ -42,7 +44,8 @@ use era::REMOVED_IN_STATELESS;
 pub use era::{
     META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO,
 };
-use reply::{Reply, finish, framing_error, method_not_found, too_large};
+use reply::{Reply, Sent, finish, framing_error, method_not_found, too_large};
+pub use stream::CLIENT_CLOSED;
 
 /// Protocol revisions the door speaks, oldest first: the handshake revisions `initialize`
 /// negotiates and the stateless revision 2026-07-28 (see [`version`]).
@@ -307,22 +310,56 @@ async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
     if record.error.is_none() {
         record.error = reply.error.clone();
     }
-    let (response, bytes) = finish(reply, request_id, permit);
+    let (response, sent) = finish(reply, request_id, permit);
     record.http_status = response.status().as_u16();
-    record.response_bytes = bytes;
-    record.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    if let Some(metrics) = &inner.metrics {
-        let known = record
-            .tool
-            .as_deref()
-            .is_some_and(|t| inner.catalog.get(t).is_some());
-        metrics.observe(&record, known);
+    match sent {
+        Sent::Whole(bytes) => {
+            record.response_bytes = bytes;
+            inner.close(record, started);
+        }
+        // The record of a streamed call closes when its stream ends, not now.
+        Sent::Streaming { end, body } => {
+            let inner = Arc::clone(&inner);
+            tokio::spawn(async move {
+                let (end, body) = tokio::join!(end, body);
+                let label = end.as_ref().ok().and_then(|e| e.label.clone());
+                match body {
+                    Ok(body) => {
+                        record.response_bytes = body.bytes;
+                        if record.error.is_none() {
+                            record.error = body.label(label);
+                        }
+                    }
+                    Err(_) => {
+                        record
+                            .error
+                            .get_or_insert_with(|| "stream_aborted".to_owned());
+                    }
+                }
+                if let Ok(end) = end {
+                    record.extensions.extend(end.extensions);
+                }
+                inner.close(record, started);
+            });
+        }
     }
-    inner.audit.record(record);
     response
 }
 
 impl Inner {
+    /// Completes `record` (duration since `started`) and hands it to metrics and the audit.
+    fn close(&self, mut record: AuditRecord, started: Instant) {
+        record.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        if let Some(metrics) = &self.metrics {
+            let known = record
+                .tool
+                .as_deref()
+                .is_some_and(|t| self.catalog.get(t).is_some());
+            metrics.observe(&record, known);
+        }
+        self.audit.record(record);
+    }
+
     /// The answer to an admission refusal, counted.
     fn refuse(&self, e: &AdmissionError) -> Reply {
         if let Some(metrics) = &self.metrics {
@@ -337,7 +374,7 @@ impl Inner {
 }
 
 async fn process(
-    inner: &Inner,
+    inner: &Arc<Inner>,
     request: Request,
     request_id: Uuid,
     record: &mut AuditRecord,
@@ -422,7 +459,7 @@ async fn process(
 
 /// Steps 4–6 for an admitted request.
 async fn admitted(
-    inner: &Inner,
+    inner: &Arc<Inner>,
     parts: &http::request::Parts,
     body: axum::body::Body,
     principal: Arc<Principal>,

@@ -1,22 +1,27 @@
 //! A response being built (status, JSON-RPC body, headers, the audit's error label) and its
-//! finishing: request id, the admission permit riding the body until it is sent.
+//! finishing: request id, the admission permit riding the body until it is sent (an event
+//! stream's body shares it with the task writing the stream).
 
 use axum::response::{IntoResponse, Response};
 use http::{HeaderName, HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use tokio::sync::oneshot;
+
 use super::REQUEST_ID_HEADER;
+use super::stream::{BodyEnd, SseBody, SseStream, StreamEnd};
 use crate::admission::{AdmissionError, Permit};
 use crate::framing::FramingError;
 use crate::gate::GateRefusal;
 use crate::jsonrpc;
 
-/// A response body: a JSON value, or JSON already written (a tool result, serialized once
-/// straight from its struct).
+/// A response body: a JSON value, JSON already written (a tool result, serialized once
+/// straight from its struct), or a tool call's event stream ([`super::stream`]).
 pub(super) enum Payload {
     Value(Value),
     Bytes(Vec<u8>),
+    Stream(SseStream),
 }
 
 impl From<Value> for Payload {
@@ -48,6 +53,16 @@ impl Reply {
         Self {
             status: StatusCode::OK,
             body: Some(Payload::Bytes(body)),
+            headers: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// A 200 `text/event-stream` answer whose events a tool call's task writes.
+    pub(super) fn stream(stream: SseStream) -> Self {
+        Self {
+            status: StatusCode::OK,
+            body: Some(Payload::Stream(stream)),
             headers: Vec::new(),
             error: None,
         }
@@ -138,23 +153,59 @@ impl Reply {
     }
 }
 
-pub(super) fn finish(reply: Reply, request_id: Uuid, permit: Option<Permit>) -> (Response, usize) {
-    let bytes = reply.body.map(|b| match b {
-        Payload::Value(v) => v.to_string().into_bytes(),
-        Payload::Bytes(b) => b,
-    });
-    let len = bytes.as_ref().map_or(0, Vec::len);
-    let mut response = match bytes {
-        Some(b) => (
-            reply.status,
-            [(header::CONTENT_TYPE, "application/json")],
-            axum::body::Body::new(HoldBody {
-                inner: http_body_util::Full::new(bytes::Bytes::from(b)),
-                _permit: permit,
-            }),
-        )
-            .into_response(),
-        None => reply.status.into_response(),
+/// How much of a response has been sent when [`finish`] returns.
+pub(super) enum Sent {
+    /// The whole body, this many bytes.
+    Whole(usize),
+    /// An event stream: the call's end (its audit label) and the body's (bytes taken by the
+    /// connection, whether the last event was) arrive here when each is over.
+    Streaming {
+        end: oneshot::Receiver<StreamEnd>,
+        body: oneshot::Receiver<BodyEnd>,
+    },
+}
+
+pub(super) fn finish(reply: Reply, request_id: Uuid, permit: Option<Permit>) -> (Response, Sent) {
+    let (mut response, sent) = match reply.body {
+        Some(Payload::Stream(stream)) => {
+            stream.permit.hold(permit);
+            let (body, body_end) = SseBody::new(stream.frames, stream.permit);
+            let response = (
+                reply.status,
+                [
+                    (header::CONTENT_TYPE, "text/event-stream"),
+                    (header::CACHE_CONTROL, "no-cache"),
+                ],
+                axum::body::Body::new(body),
+            )
+                .into_response();
+            (
+                response,
+                Sent::Streaming {
+                    end: stream.end,
+                    body: body_end,
+                },
+            )
+        }
+        Some(body) => {
+            let bytes = match body {
+                Payload::Value(v) => v.to_string().into_bytes(),
+                Payload::Bytes(b) => b,
+                Payload::Stream(_) => Vec::new(),
+            };
+            let len = bytes.len();
+            let response = (
+                reply.status,
+                [(header::CONTENT_TYPE, "application/json")],
+                axum::body::Body::new(HoldBody {
+                    inner: http_body_util::Full::new(bytes::Bytes::from(bytes)),
+                    _permit: permit,
+                }),
+            )
+                .into_response();
+            (response, Sent::Whole(len))
+        }
+        None => (reply.status.into_response(), Sent::Whole(0)),
     };
     let headers = response.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&request_id.to_string()) {
@@ -165,7 +216,7 @@ pub(super) fn finish(reply: Reply, request_id: Uuid, permit: Option<Permit>) -> 
             headers.insert(name, v);
         }
     }
-    (response, len)
+    (response, sent)
 }
 
 /// A response body that keeps the request's admission permit until the body has been sent

@@ -17,6 +17,7 @@ mod gate;
 mod lifecycle;
 mod listener;
 mod metrics;
+mod progress;
 mod prop_framing;
 mod redis;
 mod seam;

@@ -308,8 +308,8 @@ const TEXTS: &[(&str, &str, &str)] = &[
     ),
     (
         "cfg_desktop",
-        "Claude Desktop (claude_desktop_config.json)",
-        "Claude Desktop (claude_desktop_config.json)",
+        "Claude Desktop through the mcp-remote bridge (claude_desktop_config.json, Settings → Developer → Edit Config; needs Node.js; restart Claude Desktop)",
+        "Claude Desktop przez most mcp-remote (claude_desktop_config.json, Settings → Developer → Edit Config; wymaga Node.js; uruchom Claude Desktop ponownie)",
     ),
     (
         "cfg_code",
@@ -318,8 +318,8 @@ const TEXTS: &[(&str, &str, &str)] = &[
     ),
     (
         "cfg_inspector",
-        "MCP Inspector (transport Streamable HTTP, URL and header)",
-        "MCP Inspector (transport Streamable HTTP, adres i nagłówek)",
+        "MCP Inspector 2.x (needs Node.js ≥ 22.19): its CLI mode, or its web UI with the header under Custom Headers",
+        "MCP Inspector 2.x (wymaga Node.js ≥ 22.19): tryb CLI albo interfejs WWW z nagłówkiem w Custom Headers",
     ),
     // review
     ("review_title", "Review", "Przegląd"),

@@ -263,18 +263,29 @@ pub async fn create(State(state): State<AppState>, visitor: Visitor, body: Bytes
 
 // ---- the assignment page ----
 
-/// The ready-to-paste MCP client configurations for a play token.
+/// The bridge of the Claude Desktop entry, pinned at the version the recipe test runs
+/// (tests/recipes/package.json; a unit test holds them together).
+const MCP_REMOTE: &str = "mcp-remote@0.15.1";
+/// MCP Inspector 2.x, pinned likewise.
+const INSPECTOR: &str = "@modelcontextprotocol/inspector@2.12.0";
+
+/// The ready-to-paste MCP client configurations for a play token: the README's recipes
+/// (Claude Desktop through the mcp-remote bridge, Claude Code, MCP Inspector 2.x).
 fn client_configs(origin: &str, token: &str) -> Value {
     let url = format!("{origin}/play/mcp");
     let desktop = json!({"mcpServers": {"sidequest": {
         "command": "npx",
-        "args": ["-y", "mcp-remote", url, "--header", "Authorization:${SIDEQUEST_AUTH}"],
+        "args": ["-y", MCP_REMOTE, url, "--header", "Authorization:${SIDEQUEST_AUTH}"],
         "env": {"SIDEQUEST_AUTH": format!("Bearer {token}")},
     }}});
     json!({
         "desktop": serde_json::to_string_pretty(&desktop).unwrap_or_default(),
         "code": format!("claude mcp add --transport http sidequest {url} --header \"Authorization: Bearer {token}\""),
-        "inspector": format!("npx @modelcontextprotocol/inspector\nTransport: Streamable HTTP\nURL: {url}\nHeader: Authorization: Bearer {token}"),
+        "inspector": format!(
+            "npx {INSPECTOR} --cli {url} --transport http --header \"Authorization: Bearer {token}\" --method tools/list\n\n\
+             Web UI (npx {INSPECTOR}): transport Streamable HTTP, URL {url},\n\
+             Custom Headers: Authorization = Bearer {token}"
+        ),
     })
 }
 
@@ -650,6 +661,40 @@ mod tests {
                 "claude mcp add --transport http sidequest http://127.0.0.1:9/play/mcp"
             )
         );
-        assert!(c["inspector"].as_str().unwrap().contains("Streamable HTTP"));
+        let desktop: Value = serde_json::from_str(c["desktop"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            desktop["mcpServers"]["sidequest"]["args"][1],
+            "mcp-remote@0.15.1"
+        );
+        let inspector = c["inspector"].as_str().unwrap();
+        assert!(
+            inspector.starts_with(
+                "npx @modelcontextprotocol/inspector@2.12.0 --cli http://127.0.0.1:9/play/mcp --transport http --header \"Authorization: Bearer sqp_abc\" --method tools/list"
+            ),
+            "{inspector}"
+        );
+        assert!(
+            inspector.contains("Custom Headers: Authorization = Bearer sqp_abc"),
+            "{inspector}"
+        );
+    }
+
+    /// The panel's pins are the ones the recipe test installs and runs.
+    #[test]
+    fn the_pins_are_the_recipe_tests_pins() {
+        let lock: Value =
+            serde_json::from_str(include_str!("../../../../tests/recipes/package.json")).unwrap();
+        let deps = &lock["dependencies"];
+        assert_eq!(
+            MCP_REMOTE,
+            format!("mcp-remote@{}", deps["mcp-remote"].as_str().unwrap())
+        );
+        assert_eq!(
+            INSPECTOR,
+            format!(
+                "@modelcontextprotocol/inspector@{}",
+                deps["@modelcontextprotocol/inspector"].as_str().unwrap()
+            )
+        );
     }
 }

@@ -135,7 +135,7 @@ pub fn spec() -> ToolSpec {
             ),
             (
                 "live_status",
-                json!({"type": "object", "description": "With live: {state fresh, observed_at}, {state pending, retry_after_s, observed_at} or {state unavailable, reason, resets_at?}."}),
+                crate::mcp::shape::live_status("With live: {state fresh, observed_at}, {state pending, retry_after_s, observed_at} or {state unavailable, reason, resets_at?}."),
                 false,
             ),
         ],
