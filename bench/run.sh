@@ -6,7 +6,8 @@
 # Builds release binaries, then for each backend (a SQLite temp file; a fresh PostgreSQL
 # database, dropped afterwards) creates 64 demo assignments, serves them with admission raised,
 # primes each with PRIME_TURNS turns, and measures with `loadgen run`:
-#   - get_play_context at each client count, and a bare axum handler (`loadgen baseline`)
+#   - get_play_context at each client count (on the primed assignments, then on as many fresh
+#     ones: a small answer), and a bare axum handler (`loadgen baseline`)
 #     returning a body of the same byte size, driven the same way;
 #   - on PostgreSQL, commit_play_turn at each client count;
 # then pgbench with bench/turn.sql (the same transaction's statements) on a seeded copy of the
@@ -145,6 +146,8 @@ for backend in $BACKENDS; do
     log "$backend: $MAX_CLIENTS demo assignments"
     "$SQ" --database-url "$db_url" demo --assignments "$MAX_CLIENTS" --json >"$WORK/tokens-$backend.json"
     tokens=$WORK/tokens-$backend.json
+    # A second set never played: get_play_context of a fresh assignment (a small answer).
+    "$SQ" --database-url "$db_url" demo --assignments "$MAX_CLIENTS" --json >"$WORK/fresh-$backend.json"
 
     "$SQ" --database-url "$db_url" --log-format json serve --bind 127.0.0.1:0 \
         --token-rate-per-minute 1000000 --token-concurrency 64 --global-concurrency 512 \
@@ -159,6 +162,10 @@ for backend in $BACKENDS; do
     for c in $CLIENTS; do
         measure "ctx-$backend-$c" --url "$url" --tokens-file "$tokens" --clients "$c" \
             --tool get_play_context --server-pid "$server" "${cpu_names[@]}"
+    done
+    for c in $CLIENTS; do
+        measure "ctx-fresh-$backend-$c" --url "$url" --tokens-file "$WORK/fresh-$backend.json" \
+            --clients "$c" --tool get_play_context --server-pid "$server" "${cpu_names[@]}"
     done
     body_bytes=$(jq -r .response_bytes "$OUT/ctx-$backend-$MAX_CLIENTS.json")
 

@@ -104,7 +104,7 @@ pub use hooks::{
     CompletionProvider, HookAnswer, InputRequired, PromptProvider, ResourceProvider, RpcFailure,
 };
 pub use metrics::{Metrics, PoolUse};
-pub use outcome::{CallOutcome, Extensions, UNCODED_TOOL_ERROR};
+pub use outcome::{CallOutcome, Extensions, PreparedResult, UNCODED_TOOL_ERROR};
 pub use random::{OsRandom, Random};
 pub use ready::Readiness;
 pub use serve::{ConnectionLimits, Serving, init_tracing, serve_until, shutdown_signal};

@@ -185,6 +185,16 @@ pub(super) async fn call_tool(
         record.error = Some(label);
     }
     record.extensions.extend(outcome.extensions);
+    if let Some(prepared) = outcome.prepared {
+        // Serialized before: the response is a copy of its bytes.
+        return match version.prepared_response(&prepared, id) {
+            Ok(body) => Reply::serialized(body),
+            Err(e) => {
+                tracing::error!(error = %e, "prepared tool result did not serialize");
+                Reply::internal(inner.presenter.internal_error_status(), id, request_id)
+            }
+        };
+    }
     let mut result = outcome.result;
     version.call_result(&mut result);
     // Written once, straight from the struct: a large result is not copied into a `Value`
