@@ -21,7 +21,8 @@
 # PG_ADMIN_DB (database to connect to for CREATE/DROP DATABASE, default postgres),
 # OUT (results directory, default target/bench/<timestamp>), WAIT_IDLE_SECS (wait up to this
 # long for other compilations, i.e. `pgrep rustc`, to finish before measuring; default 0),
-# LOADGEN_THREADS (loadgen's Tokio workers; default one per CPU).
+# LOADGEN_THREADS (loadgen's Tokio workers; default one per CPU), READ_CACHE_BYTES (the server's
+# --read-cache-bytes; unset: its default, 0: no cache of rendered reads).
 set -euo pipefail
 
 DURATION=${DURATION:-15}
@@ -116,7 +117,7 @@ fi
     echo "postgres: $(psql -Atq "$PG_URL/$PG_ADMIN_DB" -c 'SHOW server_version' 2>/dev/null || echo '?')"
     echo "rustc processes at start: $(pgrep -c rustc || true)"
     echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "settings: DURATION=$DURATION WARMUP=$WARMUP CLIENTS=\"$CLIENTS\" PRIME_TURNS=$PRIME_TURNS PG_POOL=$PG_POOL SQLITE_POOL=$SQLITE_POOL"
+    echo "settings: DURATION=$DURATION WARMUP=$WARMUP CLIENTS=\"$CLIENTS\" PRIME_TURNS=$PRIME_TURNS PG_POOL=$PG_POOL SQLITE_POOL=$SQLITE_POOL READ_CACHE_BYTES=${READ_CACHE_BYTES:-default}"
 } | tee "$OUT/env.txt" >&2
 
 # measure NAME [loadgen run args...]: one `loadgen run`, its JSON kept as $OUT/NAME.json.
@@ -151,7 +152,8 @@ for backend in $BACKENDS; do
 
     "$SQ" --database-url "$db_url" --log-format json serve --bind 127.0.0.1:0 \
         --token-rate-per-minute 1000000 --token-concurrency 64 --global-concurrency 512 \
-        --pre-auth-concurrency 512 --db-max-connections "$pool" >"$WORK/server-$backend.log" 2>&1 &
+        --pre-auth-concurrency 512 --db-max-connections "$pool" \
+        ${READ_CACHE_BYTES:+--read-cache-bytes "$READ_CACHE_BYTES"} >"$WORK/server-$backend.log" 2>&1 &
     server=$!
     PIDS+=("$server")
     address=$(wait_for_line "$WORK/server-$backend.log" '"address":"[^"]+"' "$server" | cut -d'"' -f4)
