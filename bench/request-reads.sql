@@ -1,9 +1,10 @@
--- The one statement a commit_play_turn request issues before its transaction, on its own
--- pooled connection: the play-token lookup of PlayAuthenticator (store/sql.rs PLAY_TOKEN).
--- (Since a26c155 the turn reads its assignment only under the lock, inside turn.sql.)
+-- The one statement a commit_play_turn request issues before its transaction: the play-token
+-- check of PlayAuthenticator (store/assignments.rs PLAY_TOKEN; since issue 14 it also reads the
+-- assignment's version, and the turn's transaction runs on the same connection).
 -- bench/run.sh prepends this to turn.sql for the informative "whole request's SQL" pgbench run.
 SELECT t.assignment_id, a.player_id, a.gm_id, t.expires_at, (t.revoked_at IS NOT NULL) AS revoked,
-       p.active AS player_active, g.active AS gm_active, a.language
+       p.active AS player_active, g.active AS gm_active, a.language, a.scenario_id,
+       a.source_version, a.version
   FROM play_tokens t
   JOIN assignments a ON a.id = t.assignment_id
   JOIN users p ON p.id = a.player_id

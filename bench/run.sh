@@ -6,7 +6,8 @@
 # Builds release binaries, then for each backend (a SQLite temp file; a fresh PostgreSQL
 # database, dropped afterwards) creates 64 demo assignments, serves them with admission raised,
 # primes each with PRIME_TURNS turns, and measures with `loadgen run`:
-#   - get_play_context at each client count, and a bare axum handler (`loadgen baseline`)
+#   - get_play_context at each client count (on the primed assignments, then on as many fresh
+#     ones: a small answer), and a bare axum handler (`loadgen baseline`)
 #     returning a body of the same byte size, driven the same way;
 #   - on PostgreSQL, commit_play_turn at each client count;
 # then pgbench with bench/turn.sql (the same transaction's statements) on a seeded copy of the
@@ -20,7 +21,8 @@
 # PG_ADMIN_DB (database to connect to for CREATE/DROP DATABASE, default postgres),
 # OUT (results directory, default target/bench/<timestamp>), WAIT_IDLE_SECS (wait up to this
 # long for other compilations, i.e. `pgrep rustc`, to finish before measuring; default 0),
-# LOADGEN_THREADS (loadgen's Tokio workers; default one per CPU).
+# LOADGEN_THREADS (loadgen's Tokio workers; default one per CPU), READ_CACHE_BYTES (the server's
+# --read-cache-bytes; unset: its default, 0: no cache of rendered reads).
 set -euo pipefail
 
 DURATION=${DURATION:-15}
@@ -115,7 +117,7 @@ fi
     echo "postgres: $(psql -Atq "$PG_URL/$PG_ADMIN_DB" -c 'SHOW server_version' 2>/dev/null || echo '?')"
     echo "rustc processes at start: $(pgrep -c rustc || true)"
     echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "settings: DURATION=$DURATION WARMUP=$WARMUP CLIENTS=\"$CLIENTS\" PRIME_TURNS=$PRIME_TURNS PG_POOL=$PG_POOL SQLITE_POOL=$SQLITE_POOL"
+    echo "settings: DURATION=$DURATION WARMUP=$WARMUP CLIENTS=\"$CLIENTS\" PRIME_TURNS=$PRIME_TURNS PG_POOL=$PG_POOL SQLITE_POOL=$SQLITE_POOL READ_CACHE_BYTES=${READ_CACHE_BYTES:-default}"
 } | tee "$OUT/env.txt" >&2
 
 # measure NAME [loadgen run args...]: one `loadgen run`, its JSON kept as $OUT/NAME.json.
@@ -145,10 +147,13 @@ for backend in $BACKENDS; do
     log "$backend: $MAX_CLIENTS demo assignments"
     "$SQ" --database-url "$db_url" demo --assignments "$MAX_CLIENTS" --json >"$WORK/tokens-$backend.json"
     tokens=$WORK/tokens-$backend.json
+    # A second set never played: get_play_context of a fresh assignment (a small answer).
+    "$SQ" --database-url "$db_url" demo --assignments "$MAX_CLIENTS" --json >"$WORK/fresh-$backend.json"
 
     "$SQ" --database-url "$db_url" --log-format json serve --bind 127.0.0.1:0 \
         --token-rate-per-minute 1000000 --token-concurrency 64 --global-concurrency 512 \
-        --pre-auth-concurrency 512 --db-max-connections "$pool" >"$WORK/server-$backend.log" 2>&1 &
+        --pre-auth-concurrency 512 --db-max-connections "$pool" \
+        ${READ_CACHE_BYTES:+--read-cache-bytes "$READ_CACHE_BYTES"} >"$WORK/server-$backend.log" 2>&1 &
     server=$!
     PIDS+=("$server")
     address=$(wait_for_line "$WORK/server-$backend.log" '"address":"[^"]+"' "$server" | cut -d'"' -f4)
@@ -159,6 +164,10 @@ for backend in $BACKENDS; do
     for c in $CLIENTS; do
         measure "ctx-$backend-$c" --url "$url" --tokens-file "$tokens" --clients "$c" \
             --tool get_play_context --server-pid "$server" "${cpu_names[@]}"
+    done
+    for c in $CLIENTS; do
+        measure "ctx-fresh-$backend-$c" --url "$url" --tokens-file "$WORK/fresh-$backend.json" \
+            --clients "$c" --tool get_play_context --server-pid "$server" "${cpu_names[@]}"
     done
     body_bytes=$(jq -r .response_bytes "$OUT/ctx-$backend-$MAX_CLIENTS.json")
 

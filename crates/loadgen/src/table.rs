@@ -16,10 +16,18 @@ pub struct TableArgs {
 }
 
 /// The runs, in the order the table lists them.
-const ORDER: [(&str, &str); 8] = [
+const ORDER: [(&str, &str); 10] = [
     ("ctx-sqlite", "get_play_context, SQLite"),
+    (
+        "ctx-fresh-sqlite",
+        "get_play_context, SQLite, fresh assignment",
+    ),
     ("base-sqlite", "bare axum, same body as ctx-sqlite"),
     ("ctx-pg", "get_play_context, PostgreSQL"),
+    (
+        "ctx-fresh-pg",
+        "get_play_context, PostgreSQL, fresh assignment",
+    ),
     ("base-pg", "bare axum, same body as ctx-pg"),
     ("commit-pg", "commit_play_turn, PostgreSQL"),
     ("pgbench-turn", "pgbench, the turn's transaction"),
@@ -143,13 +151,19 @@ pub fn print(args: &TableArgs) -> anyhow::Result<()> {
                 get(&format!("ctx-{backend}"), c),
                 get(&format!("base-{backend}"), c),
             ) {
+                // Issue 14: SQLite ≥ 0.3 of the bare handler; PostgreSQL is judged against
+                // pgbench (below), this row is informative there.
                 let ratio = f(&s["rps"]) / f(&b["rps"]);
+                let (goal, verdict) = if backend == "sqlite" {
+                    ("≥ 0.30", mark(ratio >= 0.3))
+                } else {
+                    ("–", "–")
+                };
                 println!(
-                    "| get_play_context on {name} vs bare axum ({} B body) | {c} | {} req/s | {} req/s | {ratio:.2} | ≥ 0.50 | {} |",
+                    "| get_play_context on {name} vs bare axum ({} B body) | {c} | {} req/s | {} req/s | {ratio:.2} | {goal} | {verdict} |",
                     b["response_bytes"],
                     num(&s["rps"], 0),
                     num(&b["rps"], 0),
-                    mark(ratio >= 0.5)
                 );
             }
         }
@@ -158,9 +172,19 @@ pub fn print(args: &TableArgs) -> anyhow::Result<()> {
         if let (Some(s), Some(p)) = (get("ctx-pg", c), get("pgbench-context", c)) {
             let ratio = f(&s["rps"]) / f(&p["rps"]);
             println!(
-                "| get_play_context on PostgreSQL vs pgbench (its reads; informative) | {c} | {} req/s | {} tx/s | {ratio:.2} | – | – |",
+                "| get_play_context on PostgreSQL vs pgbench (the statement a read issues) | {c} | {} req/s | {} tx/s | {ratio:.2} | ≥ 0.80 | {} |",
                 num(&s["rps"], 0),
-                num(&p["rps"], 0)
+                num(&p["rps"], 0),
+                mark(ratio >= 0.8)
+            );
+        }
+        if let (Some(s), Some(p)) = (get("ctx-fresh-pg", c), get("pgbench-context", c)) {
+            let ratio = f(&s["rps"]) / f(&p["rps"]);
+            println!(
+                "| get_play_context on PostgreSQL, fresh assignment, vs pgbench | {c} | {} req/s | {} tx/s | {ratio:.2} | ≥ 0.80 | {} |",
+                num(&s["rps"], 0),
+                num(&p["rps"], 0),
+                mark(ratio >= 0.8)
             );
         }
     }
@@ -171,10 +195,10 @@ pub fn print(args: &TableArgs) -> anyhow::Result<()> {
         if let Some(p) = get("pgbench-turn", c) {
             let ratio = f(&s["rps"]) / f(&p["rps"]);
             println!(
-                "| commit_play_turn on PostgreSQL vs pgbench (same transaction) | {c} | {} req/s | {} tx/s | {ratio:.2} | ≥ 0.70 | {} |",
+                "| commit_play_turn on PostgreSQL vs pgbench (same transaction) | {c} | {} req/s | {} tx/s | {ratio:.2} | ≥ 0.80 | {} |",
                 num(&s["rps"], 0),
                 num(&p["rps"], 0),
-                mark(ratio >= 0.7)
+                mark(ratio >= 0.8)
             );
         }
         if let Some(p) = get("pgbench-request", c) {

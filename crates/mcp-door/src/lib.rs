@@ -119,7 +119,7 @@ pub use hooks::{
     CompletionProvider, HookAnswer, InputRequired, PromptProvider, ResourceProvider, RpcFailure,
 };
 pub use metrics::{Metrics, PoolUse};
-pub use outcome::{CallOutcome, Extensions, UNCODED_TOOL_ERROR};
+pub use outcome::{CallOutcome, Extensions, PreparedResult, UNCODED_TOOL_ERROR};
 pub use progress::{Progress, ProgressError};
 pub use random::{OsRandom, Random};
 pub use ready::Readiness;

@@ -6,8 +6,11 @@
 //! code, and values for the audit), and [`crate::AuditRecord`] hands the lot to the audit sink.
 //! The wire rendering stays the product's; this module owns only what rides beside it.
 
+use std::sync::Arc;
+
 pub use http::Extensions;
-use rmcp::model::CallToolResult;
+use rmcp::model::{CallToolResult, ContentBlock, ResultType};
+use serde_json::Value;
 
 /// The audit and metrics label of an `isError` result whose tool handed no error code.
 pub const UNCODED_TOOL_ERROR: &str = "tool_error";
@@ -25,6 +28,9 @@ pub struct CallOutcome {
     /// Typed values for the audit sink (e.g. the answer text a product keeps), merged into
     /// [`crate::AuditRecord::extensions`].
     pub extensions: Extensions,
+    /// A successful JSON result serialized before ([`PreparedResult`]); when set, the door
+    /// sends it instead of serializing `result` (which is then an empty success).
+    pub prepared: Option<Arc<PreparedResult>>,
 }
 
 impl CallOutcome {
@@ -34,6 +40,16 @@ impl CallOutcome {
             result,
             error_code: None,
             extensions: Extensions::new(),
+            prepared: None,
+        }
+    }
+
+    /// A successful JSON result serialized before (kept by the product, e.g. per version of
+    /// what it renders): the door copies its bytes into the response.
+    pub fn prepared(result: Arc<PreparedResult>) -> Self {
+        Self {
+            prepared: Some(result),
+            ..Self::new(CallToolResult::success(Vec::new()))
         }
     }
 
@@ -68,6 +84,67 @@ impl CallOutcome {
 impl From<CallToolResult> for CallOutcome {
     fn from(result: CallToolResult) -> Self {
         Self::new(result)
+    }
+}
+
+/// What [`crate::tool_json`] answers for a value (its JSON as the text block and as
+/// `structuredContent`), serialized once: a product that answers the same value many times
+/// keeps this and hands it back with [`CallOutcome::prepared`], so sending it again costs a
+/// copy of its bytes, not a JSON rendering. The door writes exactly the bytes the
+/// `tool_json` result would serialize to under each protocol revision.
+#[derive(Debug)]
+pub struct PreparedResult {
+    /// rmcp's serialization of the text block, `{"type":"text","text":"…"}`.
+    content: Box<[u8]>,
+    /// The value, compact (what `structuredContent` serializes to).
+    structured: Box<[u8]>,
+}
+
+impl PreparedResult {
+    /// Serializes `value` as [`crate::tool_json`] would answer it.
+    pub fn new(value: &Value) -> Result<Self, serde_json::Error> {
+        let structured = serde_json::to_vec(value)?;
+        let text = String::from_utf8_lossy(&structured).into_owned();
+        let content = serde_json::to_vec(&ContentBlock::text(text))?;
+        Ok(Self {
+            content: content.into_boxed_slice(),
+            structured: structured.into_boxed_slice(),
+        })
+    }
+
+    /// The bytes it holds (what a cache weighs it by).
+    pub fn size(&self) -> usize {
+        self.content.len() + self.structured.len()
+    }
+
+    /// The JSON-RPC response carrying it: `resultType` only in the stateless revision and
+    /// `structuredContent` only from 2025-06-18 on, in rmcp's field order (`resultType`,
+    /// `content`, `structuredContent`, `isError`), as [`crate::door`]'s revision rules leave a
+    /// `tool_json` result.
+    pub(crate) fn response(
+        &self,
+        id: &Value,
+        result_type: bool,
+        structured: bool,
+    ) -> Result<Vec<u8>, serde_json::Error> {
+        let mut out = Vec::with_capacity(self.size() + 128);
+        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        serde_json::to_writer(&mut out, id)?;
+        out.extend_from_slice(b",\"result\":{");
+        if result_type {
+            out.extend_from_slice(b"\"resultType\":");
+            serde_json::to_writer(&mut out, &ResultType::COMPLETE)?;
+            out.push(b',');
+        }
+        out.extend_from_slice(b"\"content\":[");
+        out.extend_from_slice(&self.content);
+        out.push(b']');
+        if structured {
+            out.extend_from_slice(b",\"structuredContent\":");
+            out.extend_from_slice(&self.structured);
+        }
+        out.extend_from_slice(b",\"isError\":false}}");
+        Ok(out)
     }
 }
 

@@ -16,7 +16,10 @@ pub use crate::state::{AppState, ServeConfig, StartError, default_login_hash_con
 
 /// The router of every door and page.
 pub fn app(state: AppState) -> Result<Router, StartError> {
-    let catalog = Arc::new(player::catalog(Arc::clone(&state.service))?);
+    let catalog = Arc::new(player::catalog(
+        Arc::clone(&state.service),
+        state.reads.clone(),
+    )?);
     let player_door = state.doors.door(
         "/play/mcp",
         Arc::new(PlayAuthenticator {

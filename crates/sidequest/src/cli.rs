@@ -124,6 +124,11 @@ pub struct ServeArgs {
     /// never queued. Default: the number of CPUs.
     #[arg(long, env = "SIDEQUEST_LOGIN_HASH_CONCURRENCY", value_parser = clap::value_parser!(u32).range(1..))]
     pub login_hash_concurrency: Option<u32>,
+    /// Bytes of rendered player-door read answers (`get_play_context`, `read_play_journal`,
+    /// `search_play_memory`) kept in memory per assignment version, so an unchanged read costs
+    /// the token check and no rendering; 0 keeps none.
+    #[arg(long, env = "SIDEQUEST_READ_CACHE_BYTES", default_value_t = crate::mcp::answers::DEFAULT_READ_CACHE_BYTES)]
+    pub read_cache_bytes: u64,
     /// An origin (`scheme://host[:port]`) besides the public URL's whose browser-based clients
     /// may call the doors (CORS); repeatable. Any other `Origin` is refused 403.
     #[arg(long = "allowed-origin", env = "SIDEQUEST_ALLOWED_ORIGINS", value_delimiter = ',', value_parser = mcp_door::edge::parse_origin)]
@@ -311,6 +316,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 login_hash_concurrency: args
                     .login_hash_concurrency
                     .map_or_else(app::default_login_hash_concurrency, |n| n as usize),
+                read_cache_bytes: args.read_cache_bytes,
             };
             let listener = tokio::net::TcpListener::bind(args.bind)
                 .await

@@ -1,5 +1,11 @@
 //! Sidequest: a tabletop-RPG campaign service whose players' own AI assistants facilitate
 //! solo, downtime and absence play through the player door `POST /play/mcp`.
+//!
+//! A player read costs one statement when nothing changed: the play-token check also reads
+//! the assignment's version, and the rendered answer of that version is kept in memory
+//! ([`mcp::answers`], bounded by `serve --read-cache-bytes` / `SIDEQUEST_READ_CACHE_BYTES`,
+//! 32 MiB by default, 0 to keep none). A request's statements run on the connection its token
+//! was checked on ([`store::Held`]).
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

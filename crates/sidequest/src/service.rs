@@ -12,7 +12,7 @@ use uuid::Uuid;
 use crate::domain::play::{self, DomainError, FinishArgs, TurnArgs, limits};
 use crate::domain::text::excerpt;
 use crate::domain::{Assignment, Consequence, EventKind, JournalEvent, Node, PlayStatus, token};
-use crate::store::{Applied, ApplyError, Load, SharedStore, StoreError};
+use crate::store::{Applied, ApplyError, Held, Load, SharedStore, StoreError};
 
 pub use mcp_door::{OsRandom, Random};
 
@@ -67,6 +67,8 @@ pub struct PlayContext {
 /// `read_play_journal`'s answer: one page and the total it pages over.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JournalPage {
+    /// The assignment's version the page was read at (not part of the answer: what keys it).
+    pub version: i64,
     pub total: i64,
     pub offset: i64,
     pub entries: Vec<JournalEvent>,
@@ -114,20 +116,38 @@ impl PlayService {
         }
     }
 
-    async fn nodes(&self, scenario_id: Uuid, version: i64) -> Result<Arc<Vec<Node>>, ServiceError> {
-        if let Some(n) = self
-            .nodes
+    fn cached_nodes(&self, scenario_id: Uuid, version: i64) -> Option<Arc<Vec<Node>>> {
+        self.nodes
             .lock()
             .ok()
             .and_then(|m| m.get(&(scenario_id, version)).cloned())
-        {
-            return Ok(n);
-        }
-        let nodes = Arc::new(self.store.nodes(scenario_id, version).await?);
+    }
+
+    fn keep_nodes(&self, scenario_id: Uuid, version: i64, nodes: Vec<Node>) -> Arc<Vec<Node>> {
+        let nodes = Arc::new(nodes);
         if let Ok(mut m) = self.nodes.lock() {
             m.insert((scenario_id, version), Arc::clone(&nodes));
         }
-        Ok(nodes)
+        nodes
+    }
+
+    /// The nodes of a published version, from the cache or read on `held` (a request that
+    /// holds a connection never waits for a second one: with every pooled connection held
+    /// that way, it would wait for itself).
+    async fn nodes(
+        &self,
+        scenario_id: Uuid,
+        version: i64,
+        held: Option<&mut Held>,
+    ) -> Result<Arc<Vec<Node>>, ServiceError> {
+        if let Some(n) = self.cached_nodes(scenario_id, version) {
+            return Ok(n);
+        }
+        let nodes = match held {
+            Some(held) => self.store.nodes_held(held, scenario_id, version).await?,
+            None => self.store.nodes(scenario_id, version).await?,
+        };
+        Ok(self.keep_nodes(scenario_id, version, nodes))
     }
 
     async fn assignment(&self, id: Uuid) -> Result<Assignment, ServiceError> {
@@ -160,19 +180,36 @@ impl PlayService {
             .await?)
     }
 
-    /// `get_play_context`: everything the facilitator needs, player-visible only.
-    pub async fn context(&self, assignment_id: Uuid) -> Result<PlayContext, ServiceError> {
+    /// `get_play_context`: everything the facilitator needs, player-visible only, read in one
+    /// snapshot on `held` (the request's connection) or the pool. `source` is the scenario
+    /// and source version the assignment plays (immutable; its nodes are read in the same
+    /// snapshot unless cached).
+    pub async fn context(
+        &self,
+        assignment_id: Uuid,
+        source: (Uuid, i64),
+        held: Option<Held>,
+    ) -> Result<PlayContext, ServiceError> {
+        let cached = self.cached_nodes(source.0, source.1);
         let snapshot = self
             .store
             .context_snapshot(
+                held,
                 assignment_id,
                 limits::CONTEXT_EVENTS,
                 limits::CONTEXT_CONSEQUENCES,
+                cached.is_none().then_some(source),
             )
             .await?
             .ok_or(ServiceError::Domain(DomainError::NotFound))?;
         let a = snapshot.assignment;
-        let nodes = self.nodes(a.scenario_id, a.source_version).await?;
+        let nodes = match (cached, snapshot.nodes) {
+            (Some(nodes), _) => nodes,
+            (None, Some(read)) if (a.scenario_id, a.source_version) == source => {
+                self.keep_nodes(source.0, source.1, read)
+            }
+            (None, _) => self.nodes(a.scenario_id, a.source_version, None).await?,
+        };
         let materials = a
             .published_node_ids
             .iter()
@@ -197,33 +234,41 @@ impl PlayService {
         })
     }
 
-    /// `read_play_journal`: one page of the player's journal.
+    /// `read_play_journal`: one page of the player's journal, read in one snapshot on `held`
+    /// (the request's connection) or the pool.
     pub async fn journal(
         &self,
         assignment_id: Uuid,
         offset: i64,
         limit: i64,
+        held: Option<Held>,
     ) -> Result<JournalPage, ServiceError> {
-        self.assignment(assignment_id).await?;
-        let (total, entries) = self
+        let page = self
             .store
-            .journal_page(assignment_id, true, offset, limit)
-            .await?;
+            .journal_snapshot(held, assignment_id, true, offset, limit)
+            .await?
+            .ok_or(ServiceError::Domain(DomainError::NotFound))?;
         Ok(JournalPage {
-            total,
+            version: page.version,
+            total: page.total,
             offset,
-            entries,
+            entries: page.entries,
         })
     }
 
     /// `search_play_memory`: memory excerpt and up to ten journal excerpts, newest first.
+    /// Read in one snapshot on `held` (the request's connection) or the pool.
     pub async fn search(
         &self,
         assignment_id: Uuid,
         query: &str,
+        held: Option<Held>,
     ) -> Result<MemorySearch, ServiceError> {
-        let a = self.assignment(assignment_id).await?;
-        let events = self.store.journal(assignment_id, true).await?;
+        let (a, events) = self
+            .store
+            .search_snapshot(held, assignment_id, true)
+            .await?
+            .ok_or(ServiceError::Domain(DomainError::NotFound))?;
         let (memory_excerpt, memory_matched) = excerpt(&a.memory, query, limits::EXCERPT_CHARS);
         let mut hits = Vec::new();
         for e in events.iter().rev() {
@@ -255,17 +300,19 @@ impl PlayService {
     }
 
     /// `commit_play_turn`: one atomic, idempotent turn: its receipt, committed or replayed.
+    /// The transaction runs on `held` (the connection the token was checked on) or the pool.
     pub async fn commit_turn(
         &self,
         assignment_id: Uuid,
         source: (Uuid, i64),
         args: TurnArgs,
+        mut held: Option<Held>,
     ) -> Result<Applied, ServiceError> {
         args.validate()?;
         // The nodes of the assignment's (immutable) source version come from the cache; the
         // scene is checked against the row locked inside the transaction, so a turn reads
         // the assignment once.
-        let nodes = self.nodes(source.0, source.1).await?;
+        let nodes = self.nodes(source.0, source.1, held.as_mut()).await?;
         let hash = args.normalized_hash();
         let ids: Vec<Uuid> = args
             .consequences
@@ -276,7 +323,8 @@ impl PlayService {
         let operation_id = args.operation_id;
         Ok(self
             .store
-            .apply(
+            .apply_held(
+                held,
                 assignment_id,
                 operation_id,
                 Load::NOTHING,
@@ -291,10 +339,12 @@ impl PlayService {
     }
 
     /// `finish_play_session`: completes the session once; identical retries replay.
+    /// The transaction runs on `held` (the connection the token was checked on) or the pool.
     pub async fn finish(
         &self,
         assignment_id: Uuid,
         args: FinishArgs,
+        held: Option<Held>,
     ) -> Result<Applied, ServiceError> {
         args.validate()?;
         let hash = args.normalized_hash();
@@ -302,7 +352,8 @@ impl PlayService {
         let operation_id = args.operation_id;
         Ok(self
             .store
-            .apply(
+            .apply_held(
+                held,
                 assignment_id,
                 operation_id,
                 Load::PENDING,

@@ -10,6 +10,7 @@ use mcp_door::{AddressSource, Clock, Doors, ServerConfig};
 use tokio::sync::Semaphore;
 
 use crate::campaign::CampaignService;
+use crate::mcp::answers::ReadCache;
 use crate::service::{PlayService, Random};
 use crate::store::{self, SharedStore};
 
@@ -26,6 +27,8 @@ pub struct ServeConfig {
     /// Logins that may hash a password at once on this instance (argon2 takes 19 MiB and a
     /// core each); a login that finds them all taken is 429 `login_busy`.
     pub login_hash_concurrency: usize,
+    /// The bound of the player door's cache of rendered read answers, in bytes (0: none).
+    pub read_cache_bytes: u64,
 }
 
 /// The default of [`ServeConfig::login_hash_concurrency`]: one hash per core, since more at
@@ -42,6 +45,7 @@ impl Default for ServeConfig {
             public_url: None,
             address_source: AddressSource::Peer,
             login_hash_concurrency: default_login_hash_concurrency(),
+            read_cache_bytes: crate::mcp::answers::DEFAULT_READ_CACHE_BYTES,
         }
     }
 }
@@ -75,6 +79,8 @@ pub struct AppState {
     pub address_source: AddressSource,
     /// The cap on logins hashing a password at once (taken without waiting).
     pub login_hashing: Arc<Semaphore>,
+    /// The player door's rendered read answers, per (assignment, version, read).
+    pub reads: ReadCache,
 }
 
 impl AppState {
@@ -97,6 +103,7 @@ impl AppState {
             doors,
             address_source: config.address_source.clone(),
             login_hashing: Arc::new(Semaphore::new(config.login_hash_concurrency.max(1))),
+            reads: ReadCache::new(config.read_cache_bytes),
             campaign: Arc::new(CampaignService::new(Arc::clone(&service))),
             service,
             secure_cookies: config

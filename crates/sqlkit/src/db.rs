@@ -40,6 +40,16 @@ impl Backend {
             Backend::Sqlite => "",
         }
     }
+
+    /// [`Backend::row_lock`] of one table of a join, named by its alias: ` FOR UPDATE OF a`
+    /// on PostgreSQL (the only way to lock the rows of a table joined to an outer join's
+    /// nullable side); nothing on SQLite.
+    pub fn row_lock_of(self, alias: &str) -> String {
+        match self {
+            Backend::Postgres => format!(" FOR UPDATE OF {alias}"),
+            Backend::Sqlite => String::new(),
+        }
+    }
 }
 
 /// A pool of either backend. Cloning is cheap (the pool is shared). PostgreSQL's carries its
@@ -414,6 +424,15 @@ impl Db {
         })
     }
 
+    /// A transaction that reads one consistent snapshot on both backends: on SQLite a
+    /// deferred `BEGIN` (WAL keeps the snapshot of its first read until it ends), on
+    /// PostgreSQL `BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY` (a read-only transaction
+    /// is never refused for serialization). For several reads whose answer is kept as one
+    /// (a rendered answer cached per version).
+    pub async fn begin_snapshot(&self) -> Result<Tx, DbFailure> {
+        self.acquire().await?.begin_snapshot().await
+    }
+
     /// A transaction that only reads (one consistent snapshot on SQLite; READ COMMITTED on
     /// PostgreSQL).
     pub async fn begin_read(&self) -> Result<Tx, DbFailure> {
@@ -466,6 +485,46 @@ pub fn backend_of(url: &str) -> Backend {
     } else {
         Backend::Sqlite
     }
+}
+
+/// PostgreSQL's `BEGIN` of [`Db::begin_snapshot`].
+const PG_BEGIN_SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
+
+impl Conn {
+    /// Which backend this is.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Conn::Sqlite(_) => Backend::Sqlite,
+            Conn::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// [`Db::begin_write`] on this connection (statements already run on it stay outside
+    /// the transaction): a request that authenticated on a connection runs its write on the
+    /// same one instead of taking a second from the pool.
+    pub async fn begin_write(self) -> Result<Tx, DbFailure> {
+        Ok(match self {
+            Conn::Sqlite(c) => Tx::Sqlite(sqlite_begin(c, "BEGIN IMMEDIATE").await?),
+            Conn::Postgres(held) => Tx::Postgres(held.begin_on(None).await?),
+        })
+    }
+
+    /// [`Db::begin_snapshot`] on this connection.
+    pub async fn begin_snapshot(self) -> Result<Tx, DbFailure> {
+        Ok(match self {
+            Conn::Sqlite(c) => Tx::Sqlite(sqlite_begin(c, "BEGIN").await?),
+            Conn::Postgres(held) => Tx::Postgres(held.begin_on(Some(PG_BEGIN_SNAPSHOT)).await?),
+        })
+    }
+}
+
+/// A transaction begun with `statement` on an owned pooled connection. sqlx's `Pool::begin_with`
+/// does exactly this after acquiring; `Transaction::begin` is public but hidden from its docs.
+async fn sqlite_begin(
+    conn: PoolConnection<Sqlite>,
+    statement: &'static str,
+) -> Result<Transaction<'static, Sqlite>, DbFailure> {
+    Ok(Transaction::begin(conn, Some(Cow::Borrowed(statement))).await?)
 }
 
 impl Tx {

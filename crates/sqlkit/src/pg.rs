@@ -100,14 +100,25 @@ impl PgHeld {
 
     /// One connection from `pool` with a transaction begun on it (`BEGIN` under the deadline).
     pub(crate) async fn begin(pool: &PgPool, guard: &PgGuard) -> Result<Self, DbFailure> {
-        let query_timeout = guard.query_timeout;
-        let mut held = Self::acquire(pool, guard).await?;
-        let conn = held.conn()?;
-        let begun =
-            tokio::time::timeout(query_timeout, PgTransactionManager::begin(conn, None)).await;
-        held.settle(begun, query_timeout)?;
-        held.in_transaction = true;
-        Ok(held)
+        Self::acquire(pool, guard).await?.begin_on(None).await
+    }
+
+    /// A transaction begun (`statement`, else a plain `BEGIN`, under the deadline) on this
+    /// held connection.
+    pub(crate) async fn begin_on(
+        mut self,
+        statement: Option<&'static str>,
+    ) -> Result<Self, DbFailure> {
+        let query_timeout = self.query_timeout;
+        let conn = self.conn()?;
+        let begun = tokio::time::timeout(
+            query_timeout,
+            PgTransactionManager::begin(conn, statement.map(std::borrow::Cow::Borrowed)),
+        )
+        .await;
+        self.settle(begun, query_timeout)?;
+        self.in_transaction = true;
+        Ok(self)
     }
 
     /// `COMMIT` under the deadline. Past it the outcome is unknown to the client: the caller

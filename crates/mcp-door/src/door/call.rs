@@ -275,6 +275,21 @@ fn outcome_answer(
     outcome: CallOutcome,
 ) -> Answer {
     let label = outcome.error_label();
+    if let Some(prepared) = outcome.prepared {
+        // Serialized before: the response is a copy of its bytes.
+        let reply = match version.prepared_response(&prepared, id) {
+            Ok(body) => Reply::serialized(body),
+            Err(e) => {
+                tracing::error!(error = %e, "prepared tool result did not serialize");
+                Reply::internal(inner.presenter.internal_error_status(), id, request_id)
+            }
+        };
+        return Answer {
+            reply,
+            label,
+            extensions: outcome.extensions,
+        };
+    }
     let mut result = outcome.result;
     version.call_result(&mut result);
     // Written once, straight from the struct: a large result is not copied into a `Value`

@@ -109,6 +109,16 @@ impl Version {
             .then_some(rmcp::model::ResultType::COMPLETE);
     }
 
+    /// The response of a prepared tool result under this revision: the bytes `call_result`
+    /// and serialization make of the `tool_json` result it was prepared from.
+    pub(crate) fn prepared_response(
+        self,
+        prepared: &crate::outcome::PreparedResult,
+        id: &Value,
+    ) -> Result<Vec<u8>, serde_json::Error> {
+        prepared.response(id, self.is_stateless(), self.has_2025_06_18())
+    }
+
     /// A prompts/resources hook's result: `title` and `icons` of listed items (and of the
     /// messages' resource links) removed where the revision predates them.
     pub fn hook_result(self, mut result: Value) -> Value {
@@ -190,6 +200,32 @@ mod tests {
         let mid = Version::V2025_06_18.tool(tool.clone());
         assert!(mid.get("title").is_some() && mid.get("icons").is_none());
         assert_eq!(Version::V2025_11_25.tool(tool.clone()), tool);
+    }
+
+    #[test]
+    fn a_prepared_result_is_the_bytes_of_its_tool_json_result_in_every_revision() {
+        let value = json!({"text": "line\n\"quoted\" \u{e9}\u{1F600} </tag>", "n": [1, 2.5, null],
+            "nested": {"b": true, "a": ""}});
+        let prepared = crate::outcome::PreparedResult::new(&value).unwrap();
+        for version in ALL {
+            for id in [json!(7), json!("req-1"), Value::Null] {
+                let mut result = crate::catalog::tool_json(value.clone());
+                version.call_result(&mut result);
+                let expected = serde_json::to_vec(&crate::jsonrpc::Response {
+                    jsonrpc: "2.0",
+                    id: &id,
+                    result: &result,
+                })
+                .unwrap();
+                let sent = version.prepared_response(&prepared, &id).unwrap();
+                assert_eq!(
+                    String::from_utf8(sent).unwrap(),
+                    String::from_utf8(expected).unwrap(),
+                    "{version:?}"
+                );
+            }
+        }
+        assert!(prepared.size() > 2 * value.to_string().len());
     }
 
     #[test]

@@ -234,4 +234,7 @@ pub struct PlayTokenGrant {
     /// The scenario and source version the assignment plays (immutable).
     pub scenario_id: Uuid,
     pub source_version: i64,
+    /// The assignment's current version, read in the same statement: every write of play
+    /// bumps it, so it keys what a read renders.
+    pub version: i64,
 }

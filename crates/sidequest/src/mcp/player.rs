@@ -1,15 +1,16 @@
 //! The player door `POST /play/mcp`: play-token authentication, the five player tools, how
-//! their answers render as JSON and how their failures read (`<status>: <message>` tool
-//! results). What each tool does is the play service's.
+//! their answers render as JSON (the reads' kept per version in [`ReadCache`]) and how their
+//! failures read (`<status>: <message>` tool results). What each tool does is the play
+//! service's.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use mcp_door::model::{CallToolResult, ContentBlock, Implementation, ToolAnnotations};
 use mcp_door::{
     AuthError, AuthRequest, Authenticator, BearerRealm, CallContext, CallOutcome, Catalog,
-    CatalogError, InvalidReason, Presenter, Principal, ToolDecl, ToolFailure, Violation,
-    bearer_token, tool_json,
+    CatalogError, InvalidReason, PreparedResult, Presenter, Principal, ToolDecl, ToolFailure,
+    Violation, bearer_token, tool_json,
 };
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
@@ -18,23 +19,52 @@ use crate::domain::play::{FinishArgs, TurnArgs, limits};
 use crate::domain::time::iso8601;
 use crate::domain::{JournalEvent, Language, token};
 use crate::i18n;
+use crate::mcp::answers::{Read, ReadCache, ReadKey};
 use crate::mcp::schema;
 use crate::service::{
     JournalPage, MemorySearch, PlayContext, PlayService, ServiceError, receipt_result,
 };
-use crate::store::StoreError;
+use crate::store::{Held, StoreError};
 
 /// The principal kind of a play token.
 pub const PLAYER_KIND: &str = "player";
 
 /// What a play token grants: one assignment, for its player.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct PlayGrant {
     pub assignment_id: Uuid,
     pub player_id: Uuid,
     pub language: Language,
     /// The scenario and source version the assignment plays.
     pub source: (Uuid, i64),
+    /// The assignment's version when the token was checked (the same statement).
+    pub version: i64,
+    /// The connection the token was checked on, for the tool's own statements.
+    pub lease: Lease,
+}
+
+/// The pooled connection a request checked its play token on, handed to the tool it calls
+/// (taken once) so that its statements run on it instead of a second connection. Whatever is
+/// not taken goes back to the pool when the request ends. It is held while the body is read,
+/// which the door bounds by its receive timeout and the token's concurrency limit.
+#[derive(Clone, Default)]
+pub struct Lease(Arc<Mutex<Option<Held>>>);
+
+impl Lease {
+    fn new(held: Held) -> Self {
+        Self(Arc::new(Mutex::new(Some(held))))
+    }
+
+    /// The connection, if no one took it yet.
+    pub fn take(&self) -> Option<Held> {
+        self.0.lock().ok().and_then(|mut held| held.take())
+    }
+}
+
+impl std::fmt::Debug for Lease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Lease")
+    }
 }
 
 /// The realm of both doors' `WWW-Authenticate` challenges.
@@ -68,9 +98,9 @@ impl Authenticator for PlayAuthenticator {
             return Err(AuthError::Invalid(InvalidReason::Unknown));
         }
         let digest = token::digest(presented);
-        let grant = match self.service.store.play_token(&digest).await {
-            Ok(Some(g)) => g,
-            Ok(None) => return Err(AuthError::Invalid(InvalidReason::Unknown)),
+        let (grant, held) = match self.service.store.play_token_held(&digest).await {
+            Ok((Some(g), held)) => (g, held),
+            Ok((None, _)) => return Err(AuthError::Invalid(InvalidReason::Unknown)),
             Err(StoreError::Unavailable(_)) => return Err(AuthError::Unavailable),
             Err(e) => {
                 tracing::error!(error = %e, "play token lookup failed");
@@ -96,6 +126,8 @@ impl Authenticator for PlayAuthenticator {
             player_id: grant.player_id,
             language: grant.language,
             source: (grant.scenario_id, grant.source_version),
+            version: grant.version,
+            lease: Lease::new(held),
         }))
     }
 
@@ -164,6 +196,43 @@ fn render<T>(
         Err(ServiceError::Domain(d)) => Ok(domain_error_result(d.status(), &d.to_string())),
         Err(ServiceError::Unavailable(m)) => Err(ToolFailure::Unavailable(m)),
         Err(e) => Err(ToolFailure::Internal(e.to_string())),
+    }
+}
+
+/// A read tool's answer: the one kept for (assignment, version, `read`) when the token check
+/// read that version, else `load` on the request's connection, rendered once by `json`, kept
+/// under the version its snapshot was read at (`version_of`) and sent.
+async fn cached_read<T, Fut>(
+    cache: &ReadCache,
+    ctx: &CallContext,
+    read: Read,
+    load: impl FnOnce(Uuid, Option<Held>) -> Fut,
+    json: fn(T) -> Value,
+    version_of: fn(&T) -> i64,
+) -> Result<CallOutcome, ToolFailure>
+where
+    Fut: std::future::Future<Output = Result<T, ServiceError>>,
+{
+    let grant = play_grant(ctx)?;
+    let held = grant.lease.take();
+    let key = ReadKey {
+        assignment: grant.assignment_id,
+        version: grant.version,
+        read,
+    };
+    if let Some(kept) = cache.get(&key) {
+        return Ok(CallOutcome::prepared(kept));
+    }
+    match load(grant.assignment_id, held).await {
+        Ok(answer) => {
+            let version = version_of(&answer);
+            let prepared = PreparedResult::new(&json(answer))
+                .map_err(|e| ToolFailure::Internal(format!("rendering a read: {e}")))?;
+            let prepared = Arc::new(prepared);
+            cache.insert(ReadKey { version, ..key }, Arc::clone(&prepared));
+            Ok(CallOutcome::prepared(prepared))
+        }
+        Err(e) => render(Err(e), json),
     }
 }
 
@@ -257,10 +326,6 @@ fn play_grant(ctx: &CallContext) -> Result<&PlayGrant, ToolFailure> {
         .ok_or_else(|| ToolFailure::Internal("player door principal without a play grant".into()))
 }
 
-fn grant(ctx: &CallContext) -> Result<Uuid, ToolFailure> {
-    play_grant(ctx).map(|g| g.assignment_id)
-}
-
 fn parse<T: serde::de::DeserializeOwned>(args: Map<String, Value>) -> Result<T, ServiceError> {
     serde_json::from_value(Value::Object(args)).map_err(|e| {
         ServiceError::Domain(crate::domain::play::DomainError::Invalid(vec![format!(
@@ -281,9 +346,10 @@ fn annotations(read_only: bool, idempotent: bool) -> ToolAnnotations {
     a
 }
 
-/// The five player tools.
-pub fn catalog(service: Arc<PlayService>) -> Result<Catalog, CatalogError> {
+/// The five player tools; the reads' answers are kept in `cache`.
+pub fn catalog(service: Arc<PlayService>, cache: ReadCache) -> Result<Catalog, CatalogError> {
     let s = Arc::clone(&service);
+    let c = cache.clone();
     let context = ToolDecl::new_with_outcome(
         "get_play_context",
         "Get play context",
@@ -292,14 +358,26 @@ current version, the last five journal events, up to twenty recent consequences 
 A read snapshot: another operation can make its version stale. Times are ISO 8601 UTC with milliseconds (2026-12-01T18:15:02.784Z).",
         json!({"type": "object", "properties": {}, "additionalProperties": false}),
         move |ctx, _args| {
-            let s = Arc::clone(&s);
-            async move { render(s.context(grant(&ctx)?).await, context_json) }
+            let (s, c) = (Arc::clone(&s), c.clone());
+            async move {
+                let source = play_grant(&ctx)?.source;
+                cached_read(
+                    &c,
+                    &ctx,
+                    Read::Context,
+                    |id, held| s.context(id, source, held),
+                    context_json,
+                    |context| context.assignment.version,
+                )
+                .await
+            }
         },
     )
     .with_output_schema(schema::play_context())
     .with_annotations(annotations(true, true));
 
     let s = Arc::clone(&service);
+    let c = cache.clone();
     let journal = ToolDecl::new_with_outcome(
         "read_play_journal",
         "Read play journal",
@@ -314,11 +392,19 @@ events are omitted, so versions can have gaps. Times are ISO 8601 UTC with milli
             "additionalProperties": false
         }),
         move |ctx, args| {
-            let s = Arc::clone(&s);
+            let (s, c) = (Arc::clone(&s), c.clone());
             async move {
                 let offset = args.get("offset").and_then(Value::as_i64).unwrap_or(0);
                 let limit = args.get("limit").and_then(Value::as_i64).unwrap_or(limits::JOURNAL_PAGE_DEFAULT);
-                render(s.journal(grant(&ctx)?, offset, limit).await, journal_json)
+                cached_read(
+                    &c,
+                    &ctx,
+                    Read::Journal { offset, limit },
+                    |id, held| s.journal(id, offset, limit, held),
+                    journal_json,
+                    |page| page.version,
+                )
+                .await
             }
         },
     )
@@ -326,6 +412,7 @@ events are omitted, so versions can have gaps. Times are ISO 8601 UTC with milli
     .with_annotations(annotations(true, true));
 
     let s = Arc::clone(&service);
+    let c = cache;
     let search = ToolDecl::new_with_outcome(
         "search_play_memory",
         "Search play memory",
@@ -338,10 +425,19 @@ ten matching journal excerpts, newest first.",
             "additionalProperties": false
         }),
         move |ctx, args| {
-            let s = Arc::clone(&s);
+            let (s, c) = (Arc::clone(&s), c.clone());
             async move {
                 let query = args.get("query").and_then(Value::as_str).unwrap_or_default().to_owned();
-                render(s.search(grant(&ctx)?, &query).await, search_json)
+                let asked = query.clone();
+                cached_read(
+                    &c,
+                    &ctx,
+                    Read::Search(query),
+                    |id, held| async move { s.search(id, &asked, held).await },
+                    search_json,
+                    |found| found.version,
+                )
+                .await
             }
         },
     )
@@ -384,9 +480,10 @@ operation; an identical retry returns the original receipt with replayed: true."
         move |ctx, args| {
             let s = Arc::clone(&s);
             async move {
-                let (id, source) = play_grant(&ctx).map(|g| (g.assignment_id, g.source))?;
+                let grant = play_grant(&ctx)?;
+                let (id, source, held) = (grant.assignment_id, grant.source, grant.lease.take());
                 match parse::<TurnArgs>(args) {
-                    Ok(a) => render(s.commit_turn(id, source, a).await, receipt_result),
+                    Ok(a) => render(s.commit_turn(id, source, a, held).await, receipt_result),
                     Err(e) => render(Err(e), receipt_result),
                 }
             }
@@ -414,9 +511,10 @@ there is no reopen. An identical retry returns the original receipt with replaye
         move |ctx, args| {
             let s = Arc::clone(&s);
             async move {
-                let id = grant(&ctx)?;
+                let grant = play_grant(&ctx)?;
+                let (id, held) = (grant.assignment_id, grant.lease.take());
                 match parse::<FinishArgs>(args) {
-                    Ok(a) => render(s.finish(id, a).await, receipt_result),
+                    Ok(a) => render(s.finish(id, a, held).await, receipt_result),
                     Err(e) => render(Err(e), receipt_result),
                 }
             }

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use sqlkit::{Cols, Row, sql};
 use uuid::Uuid;
 
+use super::Held;
 use super::play::{ASSIGNMENT_COLUMNS, assignment, json_text, stored};
 use super::sql::{SqlStore, StoreError};
 use crate::domain::{Assignment, Language, Millis, PlayTokenGrant};
@@ -56,6 +57,13 @@ pub trait Assignments: Send + Sync {
     -> Result<u64, StoreError>;
     /// Looks a token up by its SHA-256 digest (hex), with the activity of its player and GM.
     async fn play_token(&self, digest: &str) -> Result<Option<PlayTokenGrant>, StoreError>;
+    /// [`Assignments::play_token`] on a connection taken from the pool and handed back with
+    /// the answer, for the request's later statements ([`Held`]). One statement: digest,
+    /// expiry, revocation, both people's activity and the assignment's current version.
+    async fn play_token_held(
+        &self,
+        digest: &str,
+    ) -> Result<(Option<PlayTokenGrant>, Held), StoreError>;
     /// When the assignment's live token (not revoked, not expired at `now`) expires; `None`
     /// when it has none. Issuing revokes the earlier ones, so there is at most one.
     async fn live_play_token_expiry(
@@ -65,10 +73,10 @@ pub trait Assignments: Send + Sync {
     ) -> Result<Option<Millis>, StoreError>;
 }
 
-/// A token joined to its assignment and both users.
+/// A token joined to its assignment (with its current version) and both users.
 const PLAY_TOKEN: &str = "SELECT t.assignment_id, a.player_id, a.gm_id, t.expires_at, \
      (t.revoked_at IS NOT NULL) AS revoked, p.active AS player_active, \
-     g.active AS gm_active, a.language, a.scenario_id, a.source_version \
+     g.active AS gm_active, a.language, a.scenario_id, a.source_version, a.version \
      FROM play_tokens t \
      JOIN assignments a ON a.id = t.assignment_id \
      JOIN users p ON p.id = a.player_id \
@@ -88,6 +96,7 @@ fn grant(r: &Row) -> Result<PlayTokenGrant, StoreError> {
         language: stored(r.text("language")?, Language::parse, "language")?,
         scenario_id: r.uuid("scenario_id")?,
         source_version: r.int("source_version")?,
+        version: r.int("version")?,
     })
 }
 
@@ -252,6 +261,18 @@ impl Assignments for SqlStore {
             .fetch_optional(&self.db)
             .await?;
         row.as_ref().map(grant).transpose()
+    }
+
+    async fn play_token_held(
+        &self,
+        digest: &str,
+    ) -> Result<(Option<PlayTokenGrant>, Held), StoreError> {
+        let mut held = self.db.acquire().await?;
+        let row = sql(PLAY_TOKEN)
+            .bind(digest)
+            .fetch_optional(&mut held)
+            .await?;
+        Ok((row.as_ref().map(grant).transpose()?, held))
     }
 
     async fn live_play_token_expiry(

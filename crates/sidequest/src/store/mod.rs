@@ -19,10 +19,15 @@ pub use accounts::{
     SessionRecord,
 };
 pub use assignments::{Assignments, CreateOutcome};
-pub use play::{Applied, ApplyError, ContextSnapshot, Decide, Load, Play};
+pub use play::{Applied, ApplyError, ContextSnapshot, Decide, JournalSnapshot, Load, Play};
 pub use scenarios::{NewScenario, Scenarios};
 pub use sql::{Lifecycle, SqlStore, StoreError};
 pub use wiki::Wiki;
+
+/// A pooled connection a request holds from its play-token check on, so its later statements
+/// (a read's snapshot, a turn's transaction) run on the same connection instead of a second
+/// one from the pool. Dropped, it goes back to the pool.
+pub type Held = sqlkit::Conn;
 
 /// The domain's operation types, named here too because [`Play::apply`] takes and runs them.
 pub use crate::domain::play::{Decided, Decision, OperationState, WritePlan};

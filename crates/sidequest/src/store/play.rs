@@ -9,11 +9,12 @@ use async_trait::async_trait;
 use sqlkit::{Cols, Row, Runner, Tx, sql};
 use uuid::Uuid;
 
+use super::Held;
 use super::sql::{SqlStore, StoreError};
 use crate::domain::play::{Decision, DomainError, OperationState, WritePlan};
 use crate::domain::{
     Assignment, Category, Consequence, ConsequenceStatus, EventKind, JournalEvent, Language, Mode,
-    OperationKind, PlayStatus, Receipt,
+    Node, OperationKind, PlayStatus, Receipt,
 };
 
 /// A failure of [`Play::apply`]: either the domain refused the operation or the store failed.
@@ -76,6 +77,17 @@ pub struct ContextSnapshot {
     pub scenario_title: Option<String>,
     pub events: Vec<JournalEvent>,
     pub consequences: Vec<Consequence>,
+    /// The nodes of the version asked for, when asked.
+    pub nodes: Option<Vec<Node>>,
+}
+
+/// [`Play::journal_snapshot`]'s answer: one page of the journal, the total it pages over and
+/// the assignment's version they were read at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalSnapshot {
+    pub version: i64,
+    pub total: i64,
+    pub entries: Vec<JournalEvent>,
 }
 
 /// What happens in play: reading the journal, consequences and receipts, and applying an
@@ -91,15 +103,39 @@ pub trait Play: Send + Sync {
         offset: i64,
         limit: i64,
     ) -> Result<(i64, Vec<JournalEvent>), StoreError>;
-    /// What `get_play_context` reads, on one connection: the assignment and its scenario's
-    /// title, the newest `events` player-visible journal events (oldest first) and the newest
-    /// `consequences` consequences. `None` when the assignment does not exist.
+    /// What `get_play_context` reads, in one read-only snapshot transaction on `held` (or a
+    /// connection of the pool): the assignment and its scenario's title, the newest `events`
+    /// player-visible journal events (oldest first), the newest `consequences` consequences
+    /// and, when `nodes_of` names them, the nodes of that (scenario, version). `None` when
+    /// the assignment does not exist. One snapshot, so the answer is the state of the
+    /// version it reports (what lets a rendered answer be kept per version).
     async fn context_snapshot(
         &self,
+        held: Option<Held>,
         assignment_id: Uuid,
         events: i64,
         consequences: i64,
+        nodes_of: Option<(Uuid, i64)>,
     ) -> Result<Option<ContextSnapshot>, StoreError>;
+    /// [`Play::journal_page`] and the assignment's version, in one read-only snapshot
+    /// transaction on `held` (or a connection of the pool). `None` when the assignment does
+    /// not exist.
+    async fn journal_snapshot(
+        &self,
+        held: Option<Held>,
+        assignment_id: Uuid,
+        player_view: bool,
+        offset: i64,
+        limit: i64,
+    ) -> Result<Option<JournalSnapshot>, StoreError>;
+    /// The assignment and its whole journal (ascending by version), in one read-only
+    /// snapshot transaction on `held` (or a connection of the pool).
+    async fn search_snapshot(
+        &self,
+        held: Option<Held>,
+        assignment_id: Uuid,
+        player_view: bool,
+    ) -> Result<Option<(Assignment, Vec<JournalEvent>)>, StoreError>;
     /// The newest `n` events (ascending by version).
     async fn recent_journal(
         &self,
@@ -139,6 +175,16 @@ pub trait Play: Send + Sync {
         load: Load<'_>,
         decide: Decide,
     ) -> Result<Applied, ApplyError>;
+    /// [`Play::apply`] with its transaction on `held`, the connection the request checked its
+    /// token on (no second pooled connection); on the pool when `None`.
+    async fn apply_held(
+        &self,
+        held: Option<Held>,
+        assignment_id: Uuid,
+        operation_id: Uuid,
+        load: Load<'_>,
+        decide: Decide,
+    ) -> Result<Applied, ApplyError>;
 }
 
 /// The assignment row (the assignments area reads it too).
@@ -152,6 +198,15 @@ const CONSEQUENCE_COLUMNS: &str = "id, assignment_id, version, category, descrip
      gm_note, created_at, decided_at";
 const RECEIPT_COLUMNS: &str =
     "assignment_id, operation_id, kind, args_hash, result, version, created_at";
+/// [`ASSIGNMENT_COLUMNS`] of the alias `a` (a unit test keeps the two in step).
+const LOCKED_ASSIGNMENT_COLUMNS: &str = "a.id, a.scenario_id, a.source_version, a.gm_id, \
+     a.player_id, a.mode, a.language, a.character, a.brief, a.instructions, a.boundaries, \
+     a.return_condition, a.gm_notes, a.published_node_ids, a.auto_approve, a.status, a.version, \
+     a.memory, a.current_scene, a.summary, a.created_at, a.updated_at";
+/// The receipt columns of the lock statement, renamed apart from the assignment's.
+const JOINED_RECEIPT_COLUMNS: &str = "r.operation_id AS r_operation_id, r.kind AS r_kind, \
+     r.args_hash AS r_args_hash, r.result AS r_result, r.version AS r_version, \
+     r.created_at AS r_created_at";
 const PENDING_COUNT: &str = "SELECT COUNT(*) AS n FROM consequences \
      WHERE assignment_id = $1 AND status = 'pending'";
 
@@ -262,6 +317,22 @@ fn receipt(r: &Row) -> Result<Receipt, StoreError> {
     })
 }
 
+/// The receipt of [`JOINED_RECEIPT_COLUMNS`], if the outer join found one.
+fn joined_receipt(r: &Row, assignment_id: Uuid) -> Result<Option<Receipt>, StoreError> {
+    let Some(operation_id) = r.opt_uuid("r_operation_id")? else {
+        return Ok(None);
+    };
+    Ok(Some(Receipt {
+        assignment_id,
+        operation_id,
+        kind: stored(r.text("r_kind")?, OperationKind::parse, "operation kind")?,
+        args_hash: r.text("r_args_hash")?,
+        result: from_json(&r.text("r_result")?, "receipt result")?,
+        version: r.int("r_version")?,
+        created_at: r.int("r_created_at")?,
+    }))
+}
+
 /// One page of an assignment's journal, on `on` (the pool or a held connection).
 async fn events(
     on: impl Runner,
@@ -325,40 +396,101 @@ impl Play for SqlStore {
         Ok((total, page))
     }
 
-    /// `get_play_context`'s reads on one pooled connection (one acquisition instead of one
-    /// per statement): the assignment with its scenario's title (a correlated subquery, so no
-    /// second statement), the newest player-visible events (oldest first) and the newest
-    /// consequences.
     async fn context_snapshot(
         &self,
+        held: Option<Held>,
         assignment_id: Uuid,
         events_wanted: i64,
         consequences_wanted: i64,
+        nodes_of: Option<(Uuid, i64)>,
     ) -> Result<Option<ContextSnapshot>, StoreError> {
-        let mut conn = self.db.acquire().await?;
+        let mut tx = snapshot(&self.db, held).await?;
+        // The scenario's title comes in a correlated subquery: no second statement.
         let Some(row) = sql(format!(
             "SELECT {ASSIGNMENT_COLUMNS}, (SELECT s.title FROM scenarios s \
              WHERE s.id = assignments.scenario_id) AS scenario_title \
              FROM assignments WHERE id = $1"
         ))
         .bind(assignment_id)
-        .fetch_optional(&mut conn)
+        .fetch_optional(&mut tx)
         .await?
         else {
+            tx.commit().await?;
             return Ok(None);
         };
         let assignment = assignment(&row)?;
         let scenario_title = row.opt_text("scenario_title")?;
-        let mut recent = events(&mut conn, assignment_id, true, true, 0, events_wanted).await?;
+        let mut recent = events(&mut tx, assignment_id, true, true, 0, events_wanted).await?;
         recent.reverse();
         let consequences =
-            recent_consequences_on(&mut conn, assignment_id, consequences_wanted).await?;
+            recent_consequences_on(&mut tx, assignment_id, consequences_wanted).await?;
+        let nodes = match nodes_of {
+            Some((scenario, version)) => {
+                Some(super::scenarios::nodes_on(&mut tx, scenario, version).await?)
+            }
+            None => None,
+        };
+        tx.commit().await?;
         Ok(Some(ContextSnapshot {
             assignment,
             scenario_title,
             events: recent,
             consequences,
+            nodes,
         }))
+    }
+
+    async fn journal_snapshot(
+        &self,
+        held: Option<Held>,
+        assignment_id: Uuid,
+        player_view: bool,
+        offset: i64,
+        limit: i64,
+    ) -> Result<Option<JournalSnapshot>, StoreError> {
+        let mut tx = snapshot(&self.db, held).await?;
+        // The version and the total in one statement.
+        let row = sql(format!(
+            "SELECT a.version, (SELECT COUNT(*) FROM journal_events \
+             WHERE assignment_id = a.id {}) AS n FROM assignments a WHERE a.id = $1",
+            journal_filter(player_view)
+        ))
+        .bind(assignment_id)
+        .fetch_optional(&mut tx)
+        .await?;
+        let Some(row) = row else {
+            tx.commit().await?;
+            return Ok(None);
+        };
+        let entries = events(&mut tx, assignment_id, player_view, false, offset, limit).await?;
+        tx.commit().await?;
+        Ok(Some(JournalSnapshot {
+            version: row.int("version")?,
+            total: row.int("n")?,
+            entries,
+        }))
+    }
+
+    async fn search_snapshot(
+        &self,
+        held: Option<Held>,
+        assignment_id: Uuid,
+        player_view: bool,
+    ) -> Result<Option<(Assignment, Vec<JournalEvent>)>, StoreError> {
+        let mut tx = snapshot(&self.db, held).await?;
+        let row = sql(format!(
+            "SELECT {ASSIGNMENT_COLUMNS} FROM assignments WHERE id = $1"
+        ))
+        .bind(assignment_id)
+        .fetch_optional(&mut tx)
+        .await?;
+        let Some(row) = row else {
+            tx.commit().await?;
+            return Ok(None);
+        };
+        let journal = events(&mut tx, assignment_id, player_view, false, 0, i64::MAX).await?;
+        tx.commit().await?;
+        Ok(Some((assignment(&row)?, journal)))
     }
 
     async fn recent_journal(
@@ -429,7 +561,22 @@ impl Play for SqlStore {
         load: Load<'_>,
         decide: Decide,
     ) -> Result<Applied, ApplyError> {
-        let mut tx = self.db.begin_write().await?;
+        self.apply_held(None, assignment_id, operation_id, load, decide)
+            .await
+    }
+
+    async fn apply_held(
+        &self,
+        held: Option<Held>,
+        assignment_id: Uuid,
+        operation_id: Uuid,
+        load: Load<'_>,
+        decide: Decide,
+    ) -> Result<Applied, ApplyError> {
+        let mut tx = match held {
+            Some(held) => held.begin_write().await?,
+            None => self.db.begin_write().await?,
+        };
         match apply_locked(&mut tx, assignment_id, operation_id, load, decide).await {
             Ok(Outcome::Commit(receipt)) => {
                 tx.commit().await?;
@@ -452,6 +599,14 @@ impl Play for SqlStore {
     }
 }
 
+/// A read-only snapshot transaction on `held`, or on a connection of the pool.
+async fn snapshot(db: &sqlkit::Db, held: Option<Held>) -> Result<Tx, StoreError> {
+    match held {
+        Some(held) => held.begin_snapshot().await,
+        None => db.begin_snapshot().await,
+    }
+}
+
 /// What the locked part of [`Play::apply`] decided.
 enum Outcome {
     Commit(Receipt),
@@ -467,29 +622,21 @@ async fn apply_locked(
     load: Load<'_>,
     decide: Decide,
 ) -> Result<Outcome, ApplyError> {
+    // The row lock and the receipt lookup are one statement: the receipt's table is the
+    // outer join's nullable side, so only the assignment's row is locked.
     let row = sql(format!(
-        "SELECT {ASSIGNMENT_COLUMNS} FROM assignments WHERE id = $1{}",
-        tx.backend().row_lock()
-    ))
-    .bind(assignment_id)
-    .fetch_optional(&mut *tx)
-    .await?;
-    let assignment = row
-        .as_ref()
-        .map(assignment)
-        .transpose()?
-        .ok_or(DomainError::NotFound)?;
-
-    let receipt = sql(format!(
-        "SELECT {RECEIPT_COLUMNS} FROM receipts WHERE assignment_id = $1 AND operation_id = $2"
+        "SELECT {LOCKED_ASSIGNMENT_COLUMNS}, {JOINED_RECEIPT_COLUMNS} FROM assignments a \
+         LEFT JOIN receipts r ON r.assignment_id = a.id AND r.operation_id = $2 \
+         WHERE a.id = $1{}",
+        tx.backend().row_lock_of("a")
     ))
     .bind(assignment_id)
     .bind(operation_id)
     .fetch_optional(&mut *tx)
     .await?
-    .as_ref()
-    .map(receipt)
-    .transpose()?;
+    .ok_or(DomainError::NotFound)?;
+    let assignment = assignment(&row)?;
+    let receipt = joined_receipt(&row, assignment_id)?;
 
     let mut consequences: Vec<Consequence> = Vec::with_capacity(load.consequences.len());
     for cid in load.consequences {
@@ -579,24 +726,23 @@ async fn write_plan(tx: &mut Tx, before: &Assignment, plan: &WritePlan) -> Resul
         .await?;
     }
 
-    for (seq, c) in (0_i64..).zip(&plan.consequences) {
-        sql(
-            "INSERT INTO consequences (id, assignment_id, version, seq, category, description, \
-             status, gm_note, created_at, decided_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-        )
-        .bind(c.id)
-        .bind(c.assignment_id)
-        .bind(c.version)
-        .bind(seq)
-        .bind(c.category.as_str())
-        .bind(&c.description)
-        .bind(c.status.as_str())
-        .bind(c.gm_note.as_deref())
-        .bind(c.created_at)
-        .bind(c.decided_at)
-        .execute(&mut *tx)
-        .await?;
+    if !plan.consequences.is_empty() {
+        // One statement for the turn's consequences (at most ten, so at most 100 arguments).
+        let mut statement = sql(consequences_insert(plan.consequences.len()));
+        for (seq, c) in (0_i64..).zip(&plan.consequences) {
+            statement = statement
+                .bind(c.id)
+                .bind(c.assignment_id)
+                .bind(c.version)
+                .bind(seq)
+                .bind(c.category.as_str())
+                .bind(&c.description)
+                .bind(c.status.as_str())
+                .bind(c.gm_note.as_deref())
+                .bind(c.created_at)
+                .bind(c.decided_at);
+        }
+        statement.execute(&mut *tx).await?;
     }
 
     for d in &plan.decisions {
@@ -633,9 +779,51 @@ async fn write_plan(tx: &mut Tx, before: &Assignment, plan: &WritePlan) -> Resul
     Ok(())
 }
 
+/// The `INSERT` of `rows` consequences, ten arguments a row.
+fn consequences_insert(rows: usize) -> String {
+    let values: Vec<String> = (0..rows)
+        .map(|row| {
+            let args: Vec<String> = (1..=10).map(|i| format!("${}", row * 10 + i)).collect();
+            format!("({})", args.join(", "))
+        })
+        .collect();
+    format!(
+        "INSERT INTO consequences (id, assignment_id, version, seq, category, description, \
+         status, gm_note, created_at, decided_at) VALUES {}",
+        values.join(", ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_lock_statement_reads_every_assignment_and_receipt_column() {
+        let prefixed: Vec<String> = ASSIGNMENT_COLUMNS
+            .split(", ")
+            .map(|c| format!("a.{c}"))
+            .collect();
+        assert_eq!(LOCKED_ASSIGNMENT_COLUMNS, prefixed.join(", "));
+        for c in RECEIPT_COLUMNS.split(", ").skip(1) {
+            assert!(
+                JOINED_RECEIPT_COLUMNS.contains(&format!("r.{c} AS r_{c}")),
+                "{c}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_turns_consequences_are_one_statement() {
+        assert!(
+            consequences_insert(1).ends_with("VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)")
+        );
+        let two = consequences_insert(2);
+        assert!(
+            two.ends_with("$10), ($11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"),
+            "{two}"
+        );
+    }
 
     #[test]
     fn player_journal_filter_lists_exactly_the_player_visible_kinds() {

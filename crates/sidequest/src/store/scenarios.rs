@@ -3,9 +3,10 @@
 //! the trait, its records and its SQL. The assignments of a scenario are the assignments area's.
 
 use async_trait::async_trait;
-use sqlkit::{Cols, Row, sql};
+use sqlkit::{Cols, Row, Runner, sql};
 use uuid::Uuid;
 
+use super::Held;
 use super::sql::{SqlStore, StoreError};
 use crate::domain::{Millis, Node, Scenario};
 
@@ -34,6 +35,13 @@ pub trait Scenarios: Send + Sync {
     ) -> Result<Option<Scenario>, StoreError>;
     /// The nodes of one source version, ordered by id.
     async fn nodes(&self, scenario_id: Uuid, version: i64) -> Result<Vec<Node>, StoreError>;
+    /// [`Scenarios::nodes`] on a connection the request holds.
+    async fn nodes_held(
+        &self,
+        held: &mut Held,
+        scenario_id: Uuid,
+        version: i64,
+    ) -> Result<Vec<Node>, StoreError>;
 
     /// The owner's scenarios, oldest first.
     async fn scenarios_of(&self, owner_id: Uuid) -> Result<Vec<Scenario>, StoreError>;
@@ -81,6 +89,23 @@ fn node(r: &Row) -> Result<Node, StoreError> {
         public_text: r.text("public_text")?,
         gm_text: r.text("gm_text")?,
     })
+}
+
+/// The nodes of one published version, on `on` (the pool or a held connection).
+pub(super) async fn nodes_on(
+    on: impl Runner,
+    scenario_id: Uuid,
+    version: i64,
+) -> Result<Vec<Node>, StoreError> {
+    let rows = sql(format!(
+        "SELECT {NODE_COLUMNS} FROM scenario_nodes WHERE scenario_id = $1 AND version = $2 \
+         ORDER BY node_id"
+    ))
+    .bind(scenario_id)
+    .bind(version)
+    .fetch_all(on)
+    .await?;
+    rows.iter().map(node).collect()
 }
 
 #[async_trait]
@@ -162,15 +187,16 @@ impl Scenarios for SqlStore {
     }
 
     async fn nodes(&self, scenario_id: Uuid, version: i64) -> Result<Vec<Node>, StoreError> {
-        let rows = sql(format!(
-            "SELECT {NODE_COLUMNS} FROM scenario_nodes WHERE scenario_id = $1 AND version = $2 \
-             ORDER BY node_id"
-        ))
-        .bind(scenario_id)
-        .bind(version)
-        .fetch_all(&self.db)
-        .await?;
-        rows.iter().map(node).collect()
+        nodes_on(&self.db, scenario_id, version).await
+    }
+
+    async fn nodes_held(
+        &self,
+        held: &mut Held,
+        scenario_id: Uuid,
+        version: i64,
+    ) -> Result<Vec<Node>, StoreError> {
+        nodes_on(held, scenario_id, version).await
     }
 
     async fn scenarios_of(&self, owner_id: Uuid) -> Result<Vec<Scenario>, StoreError> {

@@ -17,6 +17,7 @@ mod player;
 mod prop_arguments;
 mod prop_text;
 mod python_sdk;
+mod read_cache;
 mod recipes;
 mod rest;
 mod sdk_eras;

@@ -115,7 +115,13 @@ async fn every_tool_of_both_doors_follows_its_schema(url: &str) {
     // The validator does not depend on the backend: its cases run once, on SQLite.
     let (player_catalog, author_catalog) = if url.starts_with("sqlite:") {
         (
-            Some(sidequest::mcp::player::catalog(server.service.clone()).unwrap()),
+            Some(
+                sidequest::mcp::player::catalog(
+                    server.service.clone(),
+                    sidequest::mcp::answers::ReadCache::new(0),
+                )
+                .unwrap(),
+            ),
             Some(sidequest::mcp::author::catalog(campaign).unwrap()),
         )
     } else {

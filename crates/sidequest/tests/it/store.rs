@@ -278,11 +278,14 @@ async fn play_tokens(store: SharedStore) {
         language: Language::En,
         scenario_id: w.assignment.scenario_id,
         source_version: w.assignment.source_version,
+        version: w.assignment.version,
     };
 
     assert_eq!(s.live_play_token_expiry(a, T0).await.unwrap(), None);
     s.issue_play_token(a, "d1", T0, T0 + DAY).await.unwrap();
     assert_eq!(s.play_token("d1").await.unwrap(), Some(live.clone()));
+    // on a held connection: the same grant, the same one statement
+    assert_eq!(s.play_token_held("d1").await.unwrap().0, Some(live.clone()));
     assert_eq!(
         s.live_play_token_expiry(a, T0).await.unwrap(),
         Some(T0 + DAY)
@@ -701,8 +704,14 @@ async fn journal_pages_and_player_view(store: SharedStore) {
     assert_eq!(recent(false, 100).await, [2, 3, 4, 5, 6, 7]);
 
     // get_play_context's snapshot: the same rows the separate reads give, on one connection
-    let snap = s.context_snapshot(a, 3, 2).await.unwrap().unwrap();
+    let source = (w.assignment.scenario_id, w.assignment.source_version);
+    let snap = s
+        .context_snapshot(None, a, 3, 2, Some(source))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(snap.assignment, s.assignment(a).await.unwrap().unwrap());
+    assert_eq!(snap.nodes, Some(s.nodes(source.0, source.1).await.unwrap()));
     let scenario = s.scenario(w.assignment.scenario_id).await.unwrap().unwrap();
     assert_eq!(
         snap.scenario_title.as_deref(),
@@ -714,7 +723,20 @@ async fn journal_pages_and_player_view(store: SharedStore) {
         s.recent_consequences(a, 2).await.unwrap()
     );
     assert_eq!(snap.consequences.len(), 2);
-    let all = s.context_snapshot(a, 100, 100).await.unwrap().unwrap();
+    // on the connection a token check held, the same answer
+    let (_, held) = s.play_token_held("none").await.unwrap();
+    let on_held = s
+        .context_snapshot(Some(held), a, 3, 2, Some(source))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(on_held, snap);
+    let all = s
+        .context_snapshot(None, a, 100, 100, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(all.nodes, None);
     assert_eq!(
         all.events.iter().map(|e| e.version).collect::<Vec<_>>(),
         [2, 3, 4, 6, 7]
@@ -723,8 +745,33 @@ async fn journal_pages_and_player_view(store: SharedStore) {
         all.consequences,
         s.recent_consequences(a, 100).await.unwrap()
     );
-    let none = s.context_snapshot(a, 0, 0).await.unwrap().unwrap();
+    let none = s
+        .context_snapshot(None, a, 0, 0, None)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(none.events.is_empty() && none.consequences.is_empty());
+
+    // read_play_journal's snapshot: the page, its total and the version they were read at
+    let version = s.assignment(a).await.unwrap().unwrap().version;
+    for (player_view, offset, limit) in [(true, 0, 10), (true, 2, 2), (false, 4, 10), (true, 10, 5)]
+    {
+        let (_, held) = s.play_token_held("none").await.unwrap();
+        let snap = s
+            .journal_snapshot(Some(held), a, player_view, offset, limit)
+            .await
+            .unwrap()
+            .unwrap();
+        let (total, entries) = s.journal_page(a, player_view, offset, limit).await.unwrap();
+        assert_eq!(
+            (snap.version, snap.total, snap.entries),
+            (version, total, entries)
+        );
+    }
+    // search_play_memory's: the assignment and the whole journal of the view
+    let (found, journal) = s.search_snapshot(None, a, true).await.unwrap().unwrap();
+    assert_eq!(found, s.assignment(a).await.unwrap().unwrap());
+    assert_eq!(journal, s.journal(a, true).await.unwrap());
 
     assert_eq!(w.versions(true).await, [2, 3, 4, 6, 7]);
     assert_eq!(w.versions(false).await, [2, 3, 4, 5, 6, 7]);
@@ -740,7 +787,24 @@ async fn journal_pages_and_player_view(store: SharedStore) {
 
 async fn unknown_assignment_is_not_found(store: SharedStore) {
     assert_eq!(
-        store.context_snapshot(Uuid::new_v4(), 5, 5).await.unwrap(),
+        store
+            .context_snapshot(None, Uuid::new_v4(), 5, 5, None)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .journal_snapshot(None, Uuid::new_v4(), true, 0, 10)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .search_snapshot(None, Uuid::new_v4(), true)
+            .await
+            .unwrap(),
         None
     );
     let applied = store

@@ -20,6 +20,8 @@ pub struct Server {
     pub service: Arc<PlayService>,
     pub store: SharedStore,
     pub metrics: Arc<mcp_door::Metrics>,
+    /// The player door's cache of rendered reads.
+    pub reads: sidequest::mcp::answers::ReadCache,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
@@ -73,6 +75,7 @@ pub async fn spawn_with(url: &str, mut config: ServeConfig, seed: u64) -> Server
     .expect("state");
     let service = Arc::clone(&state.service);
     let metrics = Arc::clone(&state.doors.metrics);
+    let reads = state.reads.clone();
     let router = app::app(state).expect("router");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -85,6 +88,7 @@ pub async fn spawn_with(url: &str, mut config: ServeConfig, seed: u64) -> Server
         service,
         store,
         metrics,
+        reads,
         shutdown: Some(tx),
     }
 }
