@@ -94,12 +94,34 @@ for _ in $(seq 1 100); do
 done
 door="http://127.0.0.1:$port/a/$public_id/mcp"
 
+# Round trips per call, counted by PostgreSQL itself: the database's committed transactions
+# (each autocommit statement is one) over PROBE sequential calls, so each audit batch holds one
+# row; read 11 s after the calls, once the idle server backends have reported (PostgreSQL 15+
+# flushes a backend's counts within 10 s of going idle).
+xacts() { sleep 11; psql -Atq "$PG_URL/$PG_ADMIN_DB" -c "SELECT xact_commit FROM pg_stat_database WHERE datname = '$DB'"; }
+PROBE=${PROBE:-200}
+before=$(xacts)
+python3 - "$door" "$key" "$TOOL" "$PROBE" <<'PY'
+import json, sys, urllib.request
+door, key, tool, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": {}}}).encode()
+for _ in range(n):
+    r = urllib.request.Request(door, body, {"content-type": "application/json", "accept": "application/json, text/event-stream", "authorization": "Bearer " + key})
+    reply = json.load(urllib.request.urlopen(r))
+    assert not reply["result"].get("isError"), reply
+PY
+after=$(xacts)
+python3 -c "import sys; print(f'round trips per call ({sys.argv[3]} sequential calls, PostgreSQL xact_commit): {(int(sys.argv[2]) - int(sys.argv[1])) / int(sys.argv[3]):.2f}')" "$before" "$after" "$PROBE" | tee "$OUT/$NAME-$TOOL-round-trips.txt" >&2
+
 log "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; rustc processes: $(pgrep -c rustc || true)"
 for c in $CLIENTS; do
     log "$TOOL at $c clients"
+    x0=$(xacts)
     "$LG" run --name "$NAME-$TOOL-$c" --url "$door" --tokens-file "$WORK/keys.txt" --clients "$c" \
         --tool "$TOOL" --duration-secs "$DURATION" --warmup-secs "$WARMUP" --server-pid "$server" \
         --cpu-name postgres --json >"$OUT/$NAME-$TOOL-$c.json"
+    x1=$(xacts)
+    echo "$c clients: $((x1 - x0)) PostgreSQL transactions during the run (warm-up included)" | tee -a "$OUT/$NAME-$TOOL-round-trips.txt" >&2
 done
 log "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "$OUT"
