@@ -4,7 +4,7 @@
 //! answering), and `run` with graceful shutdown and the background tasks (the OAuth
 //! purge; the recorder's poller when an API token is configured).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,7 +16,7 @@ use tokio::net::TcpListener;
 use crate::access::auth::{AccessTokenVerifier, DoorAuth};
 use crate::access::door_path;
 use crate::access::kinds::{Kind, Random};
-use crate::access::limits::Limiter;
+use crate::access::limits::{Limiter, ToolTerms};
 use crate::access::oauth::{OAuthParts, OAuthSettings, OAuthSetupError, OAuthVerifier};
 use crate::content::Content;
 use crate::mcp::audit::ElixirAudit;
@@ -149,7 +149,7 @@ impl AppState {
         };
         let services = Arc::new(Services {
             live: Arc::new(live),
-            audit: AuditWriter::spawn(Arc::clone(&store)),
+            audit: AuditWriter::spawn(Arc::clone(&store), config.settings.audit_queue),
             store,
             clock,
             random,
@@ -208,15 +208,21 @@ fn lenient_arguments(specs: &[ToolSpec], kind: Kind) -> HashMap<String, Vec<&'st
 
 /// The router of every door.
 pub fn app(state: &AppState) -> Result<Router, StartError> {
-    let unmetered: HashSet<String> = state
+    let tools: HashMap<String, ToolTerms> = state
         .specs
         .iter()
-        .filter(|s| s.has(Flag::U))
-        .map(|s| s.name.to_owned())
+        .map(|s| {
+            let terms = ToolTerms {
+                metered: !s.has(Flag::U),
+                scope: s.scope,
+                kinds: s.kinds.clone(),
+            };
+            (s.name.to_owned(), terms)
+        })
         .collect();
     let gate = Arc::new(Limiter {
         services: Arc::clone(&state.services),
-        unmetered,
+        tools,
     });
     let docs = Arc::new(Docs {
         services: Arc::clone(&state.services),

@@ -132,6 +132,20 @@ pub struct ServeArgs {
     /// daily metering stay in the database.
     #[arg(long, env = "ELIXIR_REDIS_URL")]
     pub redis_url: Option<String>,
+    /// Admitted requests per credential per sliding minute (the door's burst admission, before
+    /// the hourly rate and daily quota are metered).
+    #[arg(long, env = "ELIXIR_CREDENTIAL_RATE_PER_MINUTE", default_value_t = 600, value_parser = clap::value_parser!(u32).range(1..))]
+    pub credential_rate_per_minute: u32,
+    /// Admitted requests in flight per credential.
+    #[arg(long, env = "ELIXIR_CREDENTIAL_CONCURRENCY", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
+    pub credential_concurrency: u32,
+    /// Admitted requests in flight across every door (and instance, with Redis).
+    #[arg(long, env = "ELIXIR_GLOBAL_CONCURRENCY", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
+    pub global_concurrency: u32,
+    /// Audit rows queued for the writer before a finished call's row waits for room (it is
+    /// never dropped).
+    #[arg(long, env = "ELIXIR_AUDIT_QUEUE", default_value_t = 4_096, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub audit_queue: u32,
     /// Authenticated requests per principal per UTC clock hour.
     #[arg(long, env = "ELIXIR_HOURLY_RATE", default_value_t = 300, value_parser = clap::value_parser!(i64).range(1..))]
     pub hourly_rate: i64,
@@ -394,6 +408,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 server: args.edge(ServerConfig {
                     database_url: cli.database_url.clone(),
                     redis_url: args.redis_url.clone(),
+                    limits: mcp_door::Limits {
+                        rate_per_window: args.credential_rate_per_minute,
+                        credential_concurrency: args.credential_concurrency,
+                        global_concurrency: args.global_concurrency,
+                        ..defaults.server.limits.clone()
+                    },
                     db: sqlkit::PoolSettings {
                         max_connections: args.db_max_connections,
                         ..defaults.server.db
@@ -404,6 +424,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 settings: Settings {
                     public_url: args.public_url.clone(),
                     hourly_rate: args.hourly_rate,
+                    audit_queue: args.audit_queue as usize,
                     address_source: AddressSource::from_header(args.client_address_header.clone()),
                     heavy_query_budget: std::time::Duration::from_millis(
                         args.heavy_query_budget_ms,

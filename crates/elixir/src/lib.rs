@@ -15,6 +15,15 @@
 //! - [`store`]: the area traits and their SQL on SQLite and PostgreSQL;
 //! - [`web`]: the sign-in, account and docs pages, over one page module.
 //!
+//! One tool call, bearer → JSON result (`cards_catalog` as the example), makes two statements
+//! of its own before the tool's query and crosses these files in this order:
+//! `access/auth.rs` (bearer → principal, with the door read of `store/accounts.rs`),
+//! `access/limits.rs` (hour and day metered in one statement of `store/metering.rs`, which also
+//! reads the card catalogue's stamp), `mcp/spec.rs` (the call's run: handler, `meta`, render,
+//! refunds), `tools/cards.rs` (the tool, served from `CatalogueCache` while the stamp is the
+//! held copy's), `mcp/envelope.rs` and `mcp/meta.rs` (the result). The audit row leaves the
+//! request path through `mcp/audit.rs` into the batched queue of `mcp/audit_writer.rs`.
+//!
 //! Beside them: [`domain`] (shared vocabulary), [`model`] (stored entities), [`services`]
 //! (what one server shares), [`admin`] (account and agent administration), [`content`] (the
 //! docs content), and composition in [`app`] and [`cli`]. With the `test-clock` feature,

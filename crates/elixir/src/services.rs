@@ -97,6 +97,9 @@ pub struct Settings {
     /// The one budget of a heavy (H) tool's whole aggregation (SURFACE §4.5): past it the
     /// database cancels the read and the call answers `query_timeout`, refunded.
     pub heavy_query_budget: Duration,
+    /// Audit rows queued before a call's row waits in a task of its own for room
+    /// (`mcp::audit_writer`).
+    pub audit_queue: usize,
 }
 
 /// The heavy-query budget of SURFACE §4.5.
@@ -117,6 +120,7 @@ impl Default for Settings {
             address_source: AddressSource::Peer,
             cursor_key: CursorKey::derive(DEVELOPMENT_SECRET),
             heavy_query_budget: HEAVY_QUERY_BUDGET,
+            audit_queue: crate::mcp::audit_writer::DEFAULT_QUEUE,
         }
     }
 }

@@ -274,6 +274,7 @@ struct Bench<'a> {
 impl Bench<'_> {
     fn ctx(&self) -> ToolCtx {
         ToolCtx {
+            catalogue: None,
             services: Arc::clone(&self.state.services),
             caller: self.caller.clone(),
             request_id: Uuid::nil(),

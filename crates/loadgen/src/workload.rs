@@ -1,5 +1,6 @@
-//! What one client sends and how it judges the answer: the JSON-RPC bodies of the two
-//! benchmarked tools (with realistic argument sizes), the tokens file, and the reply check.
+//! What one client sends and how it judges the answer: the JSON-RPC bodies of the benchmarked
+//! tools (Sidequest's two with realistic argument sizes; Elixir's read tools without
+//! arguments), the tokens file, and the reply check.
 //! Timing and concurrency are `run`'s.
 
 use std::path::Path;
@@ -16,6 +17,10 @@ use uuid::Uuid;
 pub enum Tool {
     GetPlayContext,
     CommitPlayTurn,
+    /// Elixir's card catalogue (an agent key's door; the whole catalogue).
+    CardsCatalog,
+    /// Elixir's game clock (an agent key's door; no stored data).
+    GameClock,
 }
 
 impl Tool {
@@ -23,6 +28,8 @@ impl Tool {
         match self {
             Tool::GetPlayContext => "get_play_context",
             Tool::CommitPlayTurn => "commit_play_turn",
+            Tool::CardsCatalog => "cards_catalog",
+            Tool::GameClock => "game_clock",
         }
     }
 }

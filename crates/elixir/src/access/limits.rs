@@ -2,13 +2,21 @@
 //! notifications and `ping` exempt) and the daily quota per paying account by tier (reset
 //! 00:00 UTC; Help tools free), as the door's method gate. Counters live in the store, so they
 //! hold across instances on PostgreSQL; an unreachable counter fails open and is logged.
-//! `meta.quota` is computed here, once per call, from the counts the spends return: the daily
-//! spend reads the day's live count in the same statement, and a call the quota does not meter
-//! reads both day counts in one. What the gate counts travels with the request as typed
-//! values in its extensions ([`HourUsed`], [`Billed`], [`QuotaSnapshot`]): the tool stage
-//! reads the hourly count, the handler the snapshot and the billed counter (refunds).
+//!
+//! A `tools/call` the door will resolve (a tool of the registry, visible to the caller's kind,
+//! within its scopes) is metered in one statement when it is framed: the hour and the day
+//! together ([`MeteringStore::meter`](crate::store::MeteringStore::meter)), with the day's live
+//! count and the card catalogue's stamp read beside them. What the day decided is answered at
+//! the tool stage, as when the two were counted apart: a full day refuses there, after the
+//! door's own checks. A call the door refuses between the stages anyway (arguments not an
+//! object, a header mismatch) gets its day back when its audit record settles ([`settle`]).
+//! Every other request spends only its hour. `meta.quota` is computed here, once per call,
+//! from the counts the statement returns. What the gate counts travels with the request as
+//! typed values in its extensions ([`HourUsed`], [`Billed`], [`QuotaSnapshot`],
+//! [`CatalogueStamp`]): the handler reads the snapshot, the stamp and the billed counter
+//! (refunds).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -16,10 +24,11 @@ use http::StatusCode;
 use mcp_door::{Extensions, GateRefusal, GateRequest, GateStage, MethodGate};
 use serde_json::{Value, json};
 
+use crate::access::kinds::Kind;
 use crate::domain::{Millis, iso};
 use crate::model::Window;
 use crate::services::{Caller, Services};
-use crate::store::StoreError;
+use crate::store::{Meter, StoreError};
 
 pub const HOUR_MS: Millis = 3_600_000;
 pub const DAY_MS: Millis = 86_400_000;
@@ -67,14 +76,113 @@ pub struct DayUsed {
 #[derive(Debug, Clone, PartialEq)]
 pub struct QuotaSnapshot(pub Value);
 
+/// The stored card catalogue's `observed_at` as the call's metering statement read it
+/// (`None`: never read), so an in-process copy of that catalogue can be served without a
+/// read of its own, on every instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CatalogueStamp(pub Option<Millis>);
+
+/// What the framed stage decided of a call it metered in one statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framed {
+    /// Hour and day (spent or read) counted.
+    Counted,
+    /// The hour was spent; the day is full since the day starting at this instant.
+    DayFull(Millis),
+}
+
+/// The door reached the tool stage of a call the framed stage metered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Resolved;
+
+/// What the gate knows of a tool before the door resolves it: whether the call will reach
+/// the tool stage, and whether it spends the day.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolTerms {
+    /// Costs daily quota (every tool but the Help tools).
+    pub metered: bool,
+    /// The scope the door requires.
+    pub scope: &'static str,
+    /// The kinds the tool is visible to.
+    pub kinds: Vec<Kind>,
+}
+
+impl ToolTerms {
+    /// Whether the door resolves a call of this tool by `kind` holding `scopes`.
+    fn reached_by(&self, kind: Kind, scopes: &[String]) -> bool {
+        self.kinds.contains(&kind) && scopes.iter().any(|s| s == self.scope)
+    }
+}
+
 /// The method gate metering every door.
 pub struct Limiter {
     pub services: Arc<Services>,
-    /// Tools that cost no daily quota (the Help tools).
-    pub unmetered: HashSet<String>,
+    /// The registry's tools by name, as the gate needs them.
+    pub tools: HashMap<String, ToolTerms>,
 }
 
 impl Limiter {
+    /// A tool call the door will resolve: hour and day in one statement.
+    async fn meter_call(
+        &self,
+        r: &mut GateRequest<'_>,
+        caller: &Caller,
+        metered: bool,
+    ) -> Result<(), GateRefusal> {
+        let now = self.services.now();
+        let (hour, day) = (hour_start(now), day_start(now));
+        let hour_limit = self.services.settings.hourly_rate;
+        let (hour_subject, calls_subject, live_subject) = (
+            caller.hour_subject(),
+            caller.calls_subject(),
+            caller.live_subject(),
+        );
+        let meter = Meter {
+            hour_subject: &hour_subject,
+            hour_start: hour,
+            hour_limit,
+            calls_subject: &calls_subject,
+            live_subject: &live_subject,
+            day_start: day,
+            day_limit: metered.then(|| caller.tier.calls_per_day().unwrap_or(i64::MAX)),
+        };
+        let counted = match self.services.store.meter(&meter).await {
+            Ok(m) => m,
+            Err(e) => {
+                // Failing open: the tool stage tries the day on its own.
+                tracing::warn!(error = %e, "usage counters unreachable; failing open");
+                return Ok(());
+            }
+        };
+        let Some(hour_used) = counted.hour else {
+            return Err(hour_refusal(r, hour_limit, hour, now));
+        };
+        r.extensions.insert(HourUsed(hour_used));
+        r.extensions.insert(CatalogueStamp(counted.catalogue_at));
+        let Some(calls) = counted.calls else {
+            r.extensions.insert(Framed::DayFull(day));
+            return Ok(());
+        };
+        if metered {
+            r.extensions.insert(Billed {
+                subject: calls_subject,
+                start: day,
+            });
+        }
+        r.extensions.insert(Framed::Counted);
+        let used = DayUsed {
+            calls,
+            live: counted.live,
+        };
+        match quota(&self.services, caller, Some(hour_used), Some(used)).await {
+            Ok(q) => {
+                r.extensions.insert(QuotaSnapshot(q));
+            }
+            Err(e) => tracing::warn!(error = %e, "quota snapshot unavailable"),
+        }
+        Ok(())
+    }
+
     async fn hourly(&self, r: &mut GateRequest<'_>, caller: &Caller) -> Result<(), GateRefusal> {
         if matches!(r.method, "initialize" | "ping") {
             return Ok(());
@@ -92,27 +200,7 @@ impl Limiter {
                 r.extensions.insert(HourUsed(used));
                 Ok(())
             }
-            Ok(None) => {
-                let resets = start + HOUR_MS;
-                let retry = seconds_until(resets, now);
-                Err(GateRefusal {
-                    status: StatusCode::TOO_MANY_REQUESTS,
-                    retry_after_secs: Some(retry),
-                    code: QUOTA_RPC_CODE,
-                    message: format!(
-                        "Hourly rate spent: {limit} requests per clock hour for this connection."
-                    ),
-                    data: Some(json!({
-                        "code": "quota_exceeded",
-                        "class": "budget",
-                        "window": "hour",
-                        "resets_at": iso(resets),
-                        "retry_after_s": retry,
-                        "hint": format!("Wait {retry} s (Retry-After) and repeat the same request; see elixir_docs({{\"page\": \"limits\", \"section\": \"hourly-rate\"}})."),
-                        "request_id": r.request_id.to_string(),
-                    })),
-                })
-            }
+            Ok(None) => Err(hour_refusal(r, limit, start, now)),
             Err(e) => {
                 tracing::warn!(error = %e, "hourly counter unreachable; failing open");
                 Ok(())
@@ -121,7 +209,10 @@ impl Limiter {
     }
 
     async fn daily(&self, r: &mut GateRequest<'_>, caller: &Caller) -> Result<(), GateRefusal> {
-        let metered = r.tool.is_some_and(|t| !self.unmetered.contains(t));
+        let metered = r
+            .tool
+            .and_then(|t| self.tools.get(t))
+            .is_none_or(|t| t.metered);
         let now = self.services.now();
         let start = day_start(now);
         let subject = caller.calls_subject();
@@ -140,26 +231,7 @@ impl Limiter {
                     });
                     Some(DayUsed { calls, live })
                 }
-                Ok(None) => {
-                    let resets = start + DAY_MS;
-                    return Err(GateRefusal {
-                        status: StatusCode::OK,
-                        retry_after_secs: None,
-                        code: QUOTA_RPC_CODE,
-                        message: format!(
-                            "Daily quota spent: {limit} tool calls a day on the {} tier.",
-                            caller.tier.as_str()
-                        ),
-                        data: Some(json!({
-                            "code": "quota_exceeded",
-                            "class": "budget",
-                            "window": "day",
-                            "resets_at": iso(resets),
-                            "hint": "Help tools stay free: elixir_docs({\"page\": \"limits\", \"section\": \"daily-quota\"}). Other tools answer again after resets_at (00:00 UTC).",
-                            "request_id": r.request_id.to_string(),
-                        })),
-                    });
-                }
+                Ok(None) => return Err(day_refusal(r, caller, limit, start)),
                 Err(e) => {
                     tracing::warn!(error = %e, "daily counter unreachable; failing open");
                     None
@@ -187,10 +259,94 @@ impl MethodGate for Limiter {
             return Ok(());
         };
         match r.stage {
-            GateStage::Framed => self.hourly(r, caller).await,
-            GateStage::ToolResolved => self.daily(r, caller).await,
+            GateStage::Framed => {
+                if r.method == "tools/call"
+                    && let Some(terms) = r.tool.and_then(|t| self.tools.get(t))
+                    && terms.reached_by(caller.kind, &principal.scopes)
+                {
+                    return self.meter_call(r, caller, terms.metered).await;
+                }
+                self.hourly(r, caller).await
+            }
+            GateStage::ToolResolved => match r.extensions.get::<Framed>().copied() {
+                Some(Framed::DayFull(start)) => {
+                    let limit = caller.tier.calls_per_day().unwrap_or(i64::MAX);
+                    Err(day_refusal(r, caller, limit, start))
+                }
+                Some(Framed::Counted) => {
+                    r.extensions.insert(Resolved);
+                    Ok(())
+                }
+                // Not metered when framed (the counters failed open): the day on its own.
+                None => self.daily(r, caller).await,
+            },
             _ => Ok(()),
         }
+    }
+}
+
+/// The refusal of a spent hour.
+fn hour_refusal(r: &GateRequest<'_>, limit: i64, start: Millis, now: Millis) -> GateRefusal {
+    let resets = start + HOUR_MS;
+    let retry = seconds_until(resets, now);
+    GateRefusal {
+        status: StatusCode::TOO_MANY_REQUESTS,
+        retry_after_secs: Some(retry),
+        code: QUOTA_RPC_CODE,
+        message: format!("Hourly rate spent: {limit} requests per clock hour for this connection."),
+        data: Some(json!({
+            "code": "quota_exceeded",
+            "class": "budget",
+            "window": "hour",
+            "resets_at": iso(resets),
+            "retry_after_s": retry,
+            "hint": format!("Wait {retry} s (Retry-After) and repeat the same request; see elixir_docs({{\"page\": \"limits\", \"section\": \"hourly-rate\"}})."),
+            "request_id": r.request_id.to_string(),
+        })),
+    }
+}
+
+/// The refusal of a spent day (the day starting at `start`).
+fn day_refusal(r: &GateRequest<'_>, caller: &Caller, limit: i64, start: Millis) -> GateRefusal {
+    let resets = start + DAY_MS;
+    GateRefusal {
+        status: StatusCode::OK,
+        retry_after_secs: None,
+        code: QUOTA_RPC_CODE,
+        message: format!(
+            "Daily quota spent: {limit} tool calls a day on the {} tier.",
+            caller.tier.as_str()
+        ),
+        data: Some(json!({
+            "code": "quota_exceeded",
+            "class": "budget",
+            "window": "day",
+            "resets_at": iso(resets),
+            "hint": "Help tools stay free: elixir_docs({\"page\": \"limits\", \"section\": \"daily-quota\"}). Other tools answer again after resets_at (00:00 UTC).",
+            "request_id": r.request_id.to_string(),
+        })),
+    }
+}
+
+/// Settles a finished request's metering: a call whose day the framed stage spent but that
+/// the door refused before the tool stage (arguments not an object, a header mismatch) gets
+/// it back, as if only its hour had been counted. The refund runs in a task of its own (the
+/// audit hook that calls this cannot wait).
+pub fn settle(services: &Arc<Services>, extensions: &Extensions) {
+    if extensions.get::<Framed>() == Some(&Framed::Counted)
+        && extensions.get::<Resolved>().is_none()
+        && let Some(billed) = extensions.get::<Billed>().cloned()
+    {
+        let services = Arc::clone(services);
+        tokio::spawn(async move {
+            if let Err(e) = services
+                .store
+                .refund(&billed.subject, Window::Day, billed.start)
+                .await
+            {
+                tracing::warn!(error = %e, "refund of an unresolved call not recorded");
+            }
+        });
     }
 }
 

@@ -3,7 +3,8 @@
 //! duration). The door's audit hook must not block, so it hands each row to the
 //! [`AuditWriter`](crate::mcp::audit_writer::AuditWriter) queue, which owns storing them. The answer
 //! and its error code come with the door's record, as values the tool handed over
-//! ([`Answer`], `CallOutcome::error_code`).
+//! ([`Answer`], `CallOutcome::error_code`). The hook also settles the request's metering
+//! (`access::limits::settle`): the record is the one place that sees every finished request.
 
 use std::sync::Arc;
 
@@ -40,6 +41,7 @@ pub struct ElixirAudit {
 
 impl AuditSink for ElixirAudit {
     fn record(&self, record: AuditRecord) {
+        crate::access::limits::settle(&self.services, &record.extensions);
         let (Some(tool), Some(subject)) = (record.tool.clone(), record.subject.clone()) else {
             TracingAudit.record(record);
             return;

@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
 use crate::access::kinds::Kind;
-use crate::access::limits;
+use crate::access::limits::{self, CatalogueStamp};
 use crate::content::Generated;
 use crate::mcp::audit::Answer;
 use crate::mcp::envelope::{self, ErrorCode, RenderContext, Success, ToolError};
@@ -177,6 +177,9 @@ pub struct ToolCtx {
     pub services: Arc<Services>,
     pub caller: Caller,
     pub request_id: Uuid,
+    /// The card catalogue's stamp the gate's metering statement read; `None` when the gate
+    /// did not read one (the counters failed open), so a handler that needs it reads it.
+    pub catalogue: Option<CatalogueStamp>,
 }
 
 /// A handler's failure: a domain answer, or a failure the door renders.
@@ -438,6 +441,7 @@ async fn run(
         services: Arc::clone(&services),
         caller: caller.clone(),
         request_id,
+        catalogue: metered.get::<CatalogueStamp>().copied(),
     };
     let outcome = match (spec.handler)(ctx, args).await {
         Ok(s) => Ok(ignored_notes(s, &ignored)),

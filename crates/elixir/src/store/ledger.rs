@@ -14,6 +14,10 @@ use crate::model::{
 };
 
 /// Audit entries, refusal counts and feedback.
+/// Most audit rows one [`LedgerStore::insert_audits`] statement stores: 10 parameters a row,
+/// 2,560 a statement, far below either backend's limit (SQLite 32,766; PostgreSQL 65,535).
+pub const AUDIT_BATCH: usize = 256;
+
 #[async_trait]
 pub trait LedgerStore: Send + Sync + 'static {
     /// Counts one refusal of a credential from an address on a day.
@@ -30,8 +34,9 @@ pub trait LedgerStore: Send + Sync + 'static {
     /// Deletes the counts of days before `before_day`; returns how many went.
     async fn purge_refusals(&self, before_day: &str) -> Result<u64, StoreError>;
 
-    /// Stores an audited call; a second entry with the same request id is ignored.
-    async fn insert_audit(&self, entry: &AuditEntry) -> Result<(), StoreError>;
+    /// Stores audit rows in one multi-row statement (a row whose request id is stored already
+    /// is skipped); at most [`AUDIT_BATCH`] rows per call.
+    async fn insert_audits(&self, entries: &[AuditEntry]) -> Result<(), StoreError>;
     /// The audited call of a request.
     async fn audit(&self, request_id: Uuid) -> Result<Option<AuditEntry>, StoreError>;
     /// The account's most recent audited calls (its own and its agents'), newest first.
@@ -177,24 +182,40 @@ impl LedgerStore for SqlStore {
         Ok(done.rows_affected())
     }
 
-    async fn insert_audit(&self, e: &AuditEntry) -> Result<(), StoreError> {
-        sql(format!(
-            "INSERT INTO audit ({AUDIT_COLUMNS}) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
-             ON CONFLICT (request_id) DO NOTHING"
-        ))
-        .bind(e.request_id)
-        .bind(e.account_id)
-        .bind(e.agent_id)
-        .bind(&e.door)
-        .bind(e.tool.as_deref())
-        .bind(e.arguments.as_deref())
-        .bind(e.response.as_deref())
-        .bind(e.error_code.as_deref())
-        .bind(e.duration_ms)
-        .bind(e.created_at)
-        .execute(&self.db)
-        .await?;
+    async fn insert_audits(&self, entries: &[AuditEntry]) -> Result<(), StoreError> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        if entries.len() > AUDIT_BATCH {
+            return Err(StoreError::Internal(format!(
+                "{} audit rows in one statement; at most {AUDIT_BATCH}",
+                entries.len()
+            )));
+        }
+        let rows: Vec<String> = (0..entries.len())
+            .map(|i| {
+                let p: Vec<String> = (1..=10).map(|c| format!("${}", i * 10 + c)).collect();
+                format!("({})", p.join(", "))
+            })
+            .collect();
+        let mut statement = sql(format!(
+            "INSERT INTO audit ({AUDIT_COLUMNS}) VALUES {} ON CONFLICT (request_id) DO NOTHING",
+            rows.join(", ")
+        ));
+        for e in entries {
+            statement = statement
+                .bind(e.request_id)
+                .bind(e.account_id)
+                .bind(e.agent_id)
+                .bind(e.door.as_str())
+                .bind(e.tool.as_deref())
+                .bind(e.arguments.as_deref())
+                .bind(e.response.as_deref())
+                .bind(e.error_code.as_deref())
+                .bind(e.duration_ms)
+                .bind(e.created_at);
+        }
+        statement.execute(&self.db).await?;
         Ok(())
     }
 

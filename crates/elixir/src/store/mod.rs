@@ -23,11 +23,11 @@ mod tracking;
 use std::sync::Arc;
 
 pub use accounts::AccountStore;
-pub use ledger::LedgerStore;
+pub use ledger::{AUDIT_BATCH, LedgerStore};
 pub use meta_reads::{
     DeckDetail, DeckGames, MetaQuery, MetaReads, MetaRows, Population, SegmentFilter,
 };
-pub use metering::MeteringStore;
+pub use metering::{Meter, Metered, MeteringStore};
 pub use player_reads::{BattleTally, PlayerReads, UpstreamTally};
 pub use polls::PollStore;
 pub use record::{BattleQuery, RecordStore};

@@ -10,7 +10,8 @@ use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
 use crate::access::kinds::Kind;
-use crate::domain::{Millis, game_day, iso};
+use crate::access::limits::CatalogueStamp;
+use crate::domain::{Millis, iso};
 use crate::mcp::args;
 use crate::mcp::envelope::{self, ErrorCode, Success, ToolError};
 use crate::mcp::spec::{Fail, Flag, Group, Outcome, Param, SCOPE_READ, ToolCtx, ToolSpec, handler};
@@ -167,42 +168,49 @@ async fn catalog_call(ctx: ToolCtx, a: Map<String, Value>, cache: Arc<CatalogueC
     let verbosity = args::verbosity(&a);
     let now = ctx.services.now();
     let store = &ctx.services.store;
-    let stored = cache.get(now, || store.cards_catalogue()).await?;
+    let stored = cache.get(ctx.catalogue, || store.cards_catalogue()).await?;
     let answer = answer(stored.as_deref(), &filter, verbosity == "compact", now)?;
     Ok(answer.applied("verbosity", json!(verbosity)))
 }
 
-/// The parsed catalogue kept in process for the rest of the game day it was read in, so a
-/// `cards_catalog` call costs no database round trip once the day's read has landed. The
-/// recorder reads `/cards` once per game day (a claim row per day, across every instance),
-/// so a catalogue observed in the current game day is the newest there is; before the day's
-/// read lands (or before the first read ever) every call loads it again, and the first call
-/// after it lands keeps it. The key is the game day of the injected clock and the
-/// catalogue's own `observed_at`, so every instance decides the same way.
+/// The parsed catalogue kept in process, served while it is the one the database holds: the
+/// gate's metering statement reads the stored catalogue's `observed_at` on every call
+/// ([`CatalogueStamp`]), so a call whose stamp matches the held copy costs no round trip of
+/// its own, and the first call after the daily read lands (on this instance or any other)
+/// sees a new stamp and loads the new catalogue once. A stamp saying nothing is stored yet
+/// answers without a read; a call without a stamp (the counters failed open) reads the store.
 #[derive(Debug, Default)]
 pub struct CatalogueCache {
     held: Mutex<Option<Arc<StoredCatalogue>>>,
 }
 
 impl CatalogueCache {
-    /// The held catalogue while it is of `now`'s game day; otherwise what `load` reads (kept
-    /// when it is of `now`'s game day).
+    /// The catalogue stamped `stamp`: the held copy when it is that one, nothing when nothing
+    /// is stored, otherwise what `load` reads (kept unless the held copy is newer).
     pub async fn get<F, Fut>(
         &self,
-        now: Millis,
+        stamp: Option<CatalogueStamp>,
         load: F,
     ) -> Result<Option<Arc<StoredCatalogue>>, StoreError>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<Option<StoredCatalogue>, StoreError>>,
     {
-        let today = game_day(now);
-        if let Some(held) = self.held().filter(|c| game_day(c.observed_at) == today) {
-            return Ok(Some(held));
+        match stamp {
+            Some(CatalogueStamp(None)) => return Ok(None),
+            Some(CatalogueStamp(Some(at))) => {
+                if let Some(held) = self.held().filter(|c| c.observed_at == at) {
+                    return Ok(Some(held));
+                }
+            }
+            None => {}
         }
         let loaded = load().await?.map(Arc::new);
-        if let Some(c) = loaded.as_ref().filter(|c| game_day(c.observed_at) == today) {
-            *self.held.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(c));
+        if let Some(c) = &loaded {
+            let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+            if held.as_ref().is_none_or(|h| h.observed_at <= c.observed_at) {
+                *held = Some(Arc::clone(c));
+            }
         }
         Ok(loaded)
     }
@@ -352,15 +360,15 @@ mod tests {
         }
     }
 
-    /// Loads through `cache` at `now` from a "database" holding `db`, counting the loads.
+    /// Loads through `cache` with `stamp` from a "database" holding `db`, counting the loads.
     async fn read(
         cache: &CatalogueCache,
-        now: Millis,
+        stamp: Option<Option<Millis>>,
         db: Option<Millis>,
         loads: &AtomicUsize,
     ) -> Option<Millis> {
         cache
-            .get(now, || async {
+            .get(stamp.map(CatalogueStamp), || async {
                 loads.fetch_add(1, Ordering::SeqCst);
                 Ok(db.map(stored))
             })
@@ -370,37 +378,46 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_catalogue_is_read_once_per_game_day() {
+    async fn the_catalogue_is_read_once_per_stamp() {
         let cache = CatalogueCache::default();
         let loads = AtomicUsize::new(0);
-        // before any read: every call asks the database
-        assert_eq!(read(&cache, DAY_START, None, &loads).await, None);
-        assert_eq!(read(&cache, DAY_START + 1, None, &loads).await, None);
-        assert_eq!(loads.load(Ordering::SeqCst), 2);
-        // yesterday's catalogue is served but not kept: today's read may land any moment
-        let yesterday = DAY_START - HOUR;
+        // nothing stored: the stamp says so, and nobody asks the database
+        assert_eq!(read(&cache, Some(None), None, &loads).await, None);
+        assert_eq!(loads.load(Ordering::SeqCst), 0);
+        // the first stamp loads it; the same stamp is served from memory
+        let first = DAY_START - HOUR;
         assert_eq!(
-            read(&cache, DAY_START + 2, Some(yesterday), &loads).await,
-            Some(yesterday)
+            read(&cache, Some(Some(first)), Some(first), &loads).await,
+            Some(first)
         );
         assert_eq!(
-            read(&cache, DAY_START + 3, Some(yesterday), &loads).await,
-            Some(yesterday)
+            read(&cache, Some(Some(first)), Some(first), &loads).await,
+            Some(first)
+        );
+        assert_eq!(loads.load(Ordering::SeqCst), 1);
+        // the daily read lands (here or on another instance): a new stamp loads it once
+        let next = DAY_START + 60_000;
+        for _ in 0..3 {
+            assert_eq!(
+                read(&cache, Some(Some(next)), Some(next), &loads).await,
+                Some(next)
+            );
+        }
+        assert_eq!(loads.load(Ordering::SeqCst), 2);
+        // no stamp (the counters failed open): the store answers, and the copy stays
+        assert_eq!(read(&cache, None, Some(next), &loads).await, Some(next));
+        assert_eq!(loads.load(Ordering::SeqCst), 3);
+        assert_eq!(
+            read(&cache, Some(Some(next)), Some(next), &loads).await,
+            Some(next)
+        );
+        assert_eq!(loads.load(Ordering::SeqCst), 3);
+        // an older catalogue read late never replaces the newer copy
+        assert_eq!(read(&cache, None, Some(first), &loads).await, Some(first));
+        assert_eq!(
+            read(&cache, Some(Some(next)), Some(next), &loads).await,
+            Some(next)
         );
         assert_eq!(loads.load(Ordering::SeqCst), 4);
-        // today's catalogue is kept for the rest of the game day
-        let today = DAY_START + 60_000;
-        assert_eq!(
-            read(&cache, today + 1, Some(today), &loads).await,
-            Some(today)
-        );
-        for later in [today + 2, DAY_START + 24 * HOUR - 1] {
-            assert_eq!(read(&cache, later, Some(today), &loads).await, Some(today));
-        }
-        assert_eq!(loads.load(Ordering::SeqCst), 5);
-        // the next game day asks again
-        let next = DAY_START + 24 * HOUR + 60_000;
-        assert_eq!(read(&cache, next, Some(next), &loads).await, Some(next));
-        assert_eq!(loads.load(Ordering::SeqCst), 6);
     }
 }

@@ -321,13 +321,9 @@ async fn bad_arguments_are_bad_requests(url: &str) {
 }
 
 /// The door's own statements on a service-key door: the agent read with its owner and
-/// waiting replies, the hourly rate, the daily quota, the audit row (`cards::statements`).
-const KEY_DOOR: [&str; 4] = [
-    "door_agent_by_key_digest",
-    "spend",
-    "spend_reading",
-    "insert_audit",
-];
+/// waiting replies, the hourly rate and daily quota in one statement, the audit row
+/// (`cards::statements`).
+const KEY_DOOR: [&str; 3] = ["door_agent_by_key_digest", "meter", "insert_audits"];
 
 async fn a_game_clock_call_reads_no_storage(url: &str) {
     let counting: Arc<OnceLock<Arc<CountingStore>>> = Arc::default();
@@ -350,7 +346,7 @@ async fn a_game_clock_call_reads_no_storage(url: &str) {
         (server.integration(), KEY_DOOR, "integration"),
         (
             server.person(),
-            ["door_account", "spend", "spend_reading", "insert_audit"],
+            ["door_account", "meter", "insert_audits"],
             "person",
         ),
     ] {

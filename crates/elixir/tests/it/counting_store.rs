@@ -20,8 +20,8 @@ use elixir::model::{
 };
 use elixir::store::{
     AccountStore, BattleQuery, BattleTally, Bound, DeckDetail, Identity, LedgerStore, Lifecycle,
-    MetaQuery, MetaReads, MetaRows, MeteringStore, PlayerReads, PollStore, RecordStore,
-    SharedStore, StoreError, TrackingStore, UpstreamTally,
+    MetaQuery, MetaReads, MetaRows, Meter, Metered, MeteringStore, PlayerReads, PollStore,
+    RecordStore, SharedStore, StoreError, TrackingStore, UpstreamTally,
 };
 use uuid::Uuid;
 
@@ -186,6 +186,11 @@ impl MeteringStore for CountingStore {
             .await
     }
 
+    async fn meter(&self, meter: &Meter<'_>) -> Result<Metered, StoreError> {
+        self.note("meter");
+        self.inner.meter(meter).await
+    }
+
     async fn refund(&self, subject: &str, window: Window, start: Millis) -> Result<(), StoreError> {
         self.note("refund");
         self.inner.refund(subject, window, start).await
@@ -234,9 +239,9 @@ impl LedgerStore for CountingStore {
         self.inner.purge_refusals(before_day).await
     }
 
-    async fn insert_audit(&self, entry: &AuditEntry) -> Result<(), StoreError> {
-        self.note("insert_audit");
-        self.inner.insert_audit(entry).await
+    async fn insert_audits(&self, entries: &[AuditEntry]) -> Result<(), StoreError> {
+        self.note("insert_audits");
+        self.inner.insert_audits(entries).await
     }
 
     async fn audit(&self, request_id: Uuid) -> Result<Option<AuditEntry>, StoreError> {

@@ -1,9 +1,11 @@
 //! Metering: the hourly rate per principal (fixed UTC hour, 429 + Retry-After, exemptions),
 //! the daily quota by tier (Help free, −32029 window day), `meta.quota` on every result, and a
-//! parallel burst on one daily counter admitted exactly to its limit.
+//! parallel burst on one daily counter admitted exactly to its limit, and the one statement
+//! that meters a call's hour and day together holding both limits under a parallel burst.
 
-use elixir::access::limits::{DAY_MS, day_start};
+use elixir::access::limits::{DAY_MS, day_start, hour_start};
 use elixir::model::Window;
+use elixir::store::{Meter, Metered};
 use serde_json::json;
 
 use crate::on_both_backends;
@@ -148,6 +150,157 @@ async fn a_parallel_burst_spends_the_day_exactly_to_its_limit(url: &str) {
     );
 }
 
+/// `n` calls metered at once on fresh counters under `hour_limit` and `day_limit`: what each
+/// was told, sorted, and the two counters after.
+async fn metered_burst(
+    server: &crate::support::Server,
+    name: &str,
+    n: usize,
+    hour_limit: i64,
+    day_limit: i64,
+) -> (Vec<Metered>, i64, i64) {
+    let now = server.clock_now();
+    let (hour, day) = (hour_start(now), day_start(now));
+    let (hour_subject, calls) = (format!("agent:{name}"), format!("calls:{name}"));
+    let live = format!("live:{name}");
+    let mut burst = tokio::task::JoinSet::new();
+    for _ in 0..n {
+        let store = std::sync::Arc::clone(&server.store);
+        let (hour_subject, calls, live) = (hour_subject.clone(), calls.clone(), live.clone());
+        burst.spawn(async move {
+            store
+                .meter(&Meter {
+                    hour_subject: &hour_subject,
+                    hour_start: hour,
+                    hour_limit,
+                    calls_subject: &calls,
+                    live_subject: &live,
+                    day_start: day,
+                    day_limit: Some(day_limit),
+                })
+                .await
+                .unwrap()
+        });
+    }
+    let mut told = burst.join_all().await;
+    told.sort_unstable_by_key(|m| (m.hour, m.calls));
+    let hours = server
+        .store
+        .usage(&hour_subject, Window::Hour, hour)
+        .await
+        .unwrap();
+    let days = server.store.usage(&calls, Window::Day, day).await.unwrap();
+    (told, hours, days)
+}
+
+async fn one_statement_meters_hour_and_day_under_a_parallel_burst(url: &str) {
+    let server = spawn(url).await;
+    let spent = |m: &Metered| (m.hour, m.calls);
+    // at the day's bound: every call counted once in both
+    let (told, hours, days) = metered_burst(&server, "at-day", 25, 100, 25).await;
+    let expected: Vec<_> = (1..=25).map(|n| (Some(n), Some(n))).collect();
+    assert_eq!(told.iter().map(spent).collect::<Vec<_>>(), expected);
+    assert_eq!((hours, days), (25, 25));
+    // one past the day's bound: its hour is spent, its day is not
+    let (told, hours, days) = metered_burst(&server, "past-day", 26, 100, 25).await;
+    let days_told: Vec<_> = told.iter().filter_map(|m| m.calls).collect();
+    assert_eq!(days_told.len(), 25, "{told:?}");
+    assert_eq!(told.iter().filter(|m| m.hour.is_some()).count(), 26);
+    assert_eq!((hours, days), (26, 25));
+    // one past the hour's bound: it spends nothing, the day included
+    let (told, hours, days) = metered_burst(&server, "past-hour", 26, 25, 100).await;
+    assert_eq!(
+        told[0],
+        Metered {
+            hour: None,
+            calls: None,
+            ..told[0]
+        }
+    );
+    let expected: Vec<_> = (1..=25).map(|n| (Some(n), Some(n))).collect();
+    assert_eq!(told[1..].iter().map(spent).collect::<Vec<_>>(), expected);
+    assert_eq!((hours, days), (25, 25));
+    // both bounds in one burst: 40 calls, 30 hours, 25 days
+    let (told, hours, days) = metered_burst(&server, "both", 40, 30, 25).await;
+    assert_eq!(told.iter().filter(|m| m.hour.is_none()).count(), 10);
+    assert_eq!(told.iter().filter(|m| m.calls.is_some()).count(), 25);
+    assert_eq!((hours, days), (30, 25));
+
+    // a free call spends its hour and reads the day and live counts as they are, with the
+    // catalogue's stamp (none stored yet)
+    let now = server.clock_now();
+    let free = server
+        .store
+        .meter(&Meter {
+            hour_subject: "agent:free",
+            hour_start: hour_start(now),
+            hour_limit: 10,
+            calls_subject: "calls:at-day",
+            live_subject: "live:at-day",
+            day_start: day_start(now),
+            day_limit: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        free,
+        Metered {
+            hour: Some(1),
+            calls: Some(25),
+            live: 0,
+            catalogue_at: None
+        }
+    );
+    assert_eq!(
+        server
+            .store
+            .usage("calls:at-day", Window::Day, day_start(now))
+            .await
+            .unwrap(),
+        25
+    );
+}
+
+async fn a_call_the_door_refuses_before_its_tool_gets_its_day_back(url: &str) {
+    let server = spawn(url).await;
+    let day = day_start(server.clock_now());
+    let hour = hour_start(server.clock_now());
+    let person = server.person();
+    let calls = format!("calls:{}", server.person.id);
+    let r = person
+        .request(
+            "tools/call",
+            json!({"name": "cards_catalog", "arguments": [1]}),
+        )
+        .await;
+    assert_eq!(r.body["error"]["code"], -32602, "{}", r.body);
+    // the hour stays spent, as for any request; the day comes back once the record settles
+    assert_eq!(
+        server
+            .store
+            .usage(&format!("account:{}", server.person.id), Window::Hour, hour)
+            .await
+            .unwrap(),
+        1
+    );
+    let mut day_count = -1;
+    for _ in 0..100 {
+        day_count = server.store.usage(&calls, Window::Day, day).await.unwrap();
+        if day_count == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(day_count, 0);
+    // a resolved call keeps its day
+    let ok = success(&person.tool("cards_catalog", json!({})).await);
+    assert_eq!(ok["meta"]["quota"]["calls"]["used"], 1, "{ok}");
+    assert_eq!(
+        server.store.usage(&calls, Window::Day, day).await.unwrap(),
+        1
+    );
+}
+
 impl crate::support::Server {
     pub fn clock_now(&self) -> i64 {
         use mcp_door::Clock;
@@ -158,5 +311,7 @@ impl crate::support::Server {
 on_both_backends!(
     hourly_rate_then_429_with_retry_after,
     quota_rides_every_result_and_help_is_free,
-    a_parallel_burst_spends_the_day_exactly_to_its_limit
+    a_parallel_burst_spends_the_day_exactly_to_its_limit,
+    one_statement_meters_hour_and_day_under_a_parallel_burst,
+    a_call_the_door_refuses_before_its_tool_gets_its_day_back
 );

@@ -4,6 +4,7 @@
 //! into the store. The children own the catalogue at the doors, the reads themselves, and polling.
 
 mod catalogue;
+mod instances;
 mod polling;
 mod reads;
 mod statements;
