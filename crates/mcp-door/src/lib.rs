@@ -65,6 +65,7 @@ pub mod admission;
 pub mod audit;
 pub mod auth;
 pub mod catalog;
+pub mod cli;
 pub mod clock;
 mod cookie;
 pub mod door;
@@ -94,6 +95,7 @@ pub use auth::{
 pub use catalog::{
     CallContext, Catalog, CatalogError, ToolDecl, ToolFailure, Violation, tool_json,
 };
+pub use cli::{Product, ProductServeArgs, ServeArgs};
 pub use clock::{Clock, FakeClock, SystemClock};
 pub use cookie::cookie;
 pub use door::{CacheHint, Door, DoorConfig, Presenter, SUPPORTED_PROTOCOL_VERSIONS};
