@@ -23,78 +23,17 @@
 // Prints one JSON line `{"ok":true,…}` on stdout; exits 0, or 1 with `FAILED: …` on stderr.
 
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 
+import { CheckFailed, check, formsOf, newestCode } from './pages.mjs';
+
 const EMAIL = 'node-flow@example.com';
 const REDIRECT_URI = 'http://127.0.0.1:33419/callback';
 const STANDARD = ['cr:read', 'recordings:write', 'collections:write', 'account:write', 'feedback:write'];
-
-class CheckFailed extends Error {}
-
-function check(condition, message) {
-    if (!condition) {
-        throw new CheckFailed(message);
-    }
-}
-
-const ENTITIES = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" };
-const unescape = s => s.replace(/&(amp|lt|gt|quot|#39);/g, (_, e) => ENTITIES[e]);
-
-/** Every <form>: its action, hidden inputs, ticked checkboxes and the names of all inputs. */
-function formsOf(html) {
-    const forms = [];
-    for (const [, attrs, inner] of html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/g)) {
-        const form = { action: unescape(/action="([^"]*)"/.exec(attrs)?.[1] ?? ''), fields: [], checked: [], names: new Set() };
-        for (const [tag] of inner.matchAll(/<input\b[^>]*>/g)) {
-            const attr = name => {
-                const m = new RegExp(`\\s${name}="([^"]*)"`).exec(tag);
-                return m ? unescape(m[1]) : undefined;
-            };
-            const name = attr('name') ?? '';
-            form.names.add(name);
-            const type = attr('type') ?? 'text';
-            if (type === 'hidden') {
-                form.fields.push([name, attr('value') ?? '']);
-            } else if (type === 'checkbox' && /\schecked\b/.test(tag)) {
-                form.checked.push([name, attr('value') ?? '']);
-            }
-        }
-        forms.push(form);
-    }
-    return forms;
-}
-
-/** The six-digit code of the newest .eml written at or after `after` (ms). */
-async function newestCode(outbox, after) {
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
-        const files = [];
-        for (const name of await readdir(outbox).catch(() => [])) {
-            if (name.endsWith('.eml')) {
-                const path = join(outbox, name);
-                const { mtimeMs } = await stat(path);
-                if (mtimeMs >= after - 1000) {
-                    files.push({ path, mtimeMs });
-                }
-            }
-        }
-        files.sort((a, b) => a.mtimeMs - b.mtimeMs);
-        if (files.length > 0) {
-            const match = /Your code: (\d{6})/.exec(await readFile(files.at(-1).path, 'utf8'));
-            if (match) {
-                return match[1];
-            }
-        }
-        await sleep(100);
-    }
-    throw new CheckFailed(`no code in ${outbox}`);
-}
 
 /** The person in a browser: one cookie jar, forms submitted as a browser would, no redirects followed. */
 class Person {

@@ -16,62 +16,22 @@
 // the one in package-lock.json), so nothing is fetched; every other argument and the `env` are the
 // README's. Prints one JSON line `{"ok":true,…}`; exits 0, or 1 with `FAILED: …` on stderr.
 
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
+import { CheckFailed, check, formsOf, newestCode } from '../node/pages.mjs';
+
 const require = createRequire(import.meta.url);
-
-class CheckFailed extends Error {}
-
-function check(condition, message) {
-    if (!condition) {
-        throw new CheckFailed(message);
-    }
-}
-
-const ENTITIES = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" };
-const unescape = s => s.replace(/&(amp|lt|gt|quot|#39);/g, (_, e) => ENTITIES[e]);
 
 /** The consent page's form: its hidden fields and ticked checkboxes. */
 function consentForm(html) {
-    const form = /<form\b[^>]*>([\s\S]*?)<\/form>/.exec(html);
+    const [form] = formsOf(html);
     check(form, `no form on the consent page: ${html.slice(0, 400)}`);
-    const pairs = [];
-    for (const [tag] of form[1].matchAll(/<input\b[^>]*>/g)) {
-        const attr = name => {
-            const m = new RegExp(`\\s${name}="([^"]*)"`).exec(tag);
-            return m ? unescape(m[1]) : undefined;
-        };
-        const type = attr('type') ?? 'text';
-        if (type === 'hidden' || (type === 'checkbox' && /\schecked\b/.test(tag))) {
-            pairs.push([attr('name'), attr('value') ?? '']);
-        }
-    }
-    return pairs;
-}
-
-/** The six-digit code of the newest .eml in `outbox` written at or after `after` (ms). */
-async function newestCode(outbox, after) {
-    for (const deadline = Date.now() + 10_000; Date.now() < deadline; await sleep(100)) {
-        let newest = null;
-        for (const name of await readdir(outbox).catch(() => [])) {
-            const path = join(outbox, name);
-            const { mtimeMs } = await stat(path);
-            if (name.endsWith('.eml') && mtimeMs >= after && (!newest || mtimeMs > newest.mtimeMs)) {
-                newest = { path, mtimeMs };
-            }
-        }
-        const code = newest && /Your code: (\d{6})/.exec(await readFile(newest.path, 'utf8'));
-        if (code) {
-            return code[1];
-        }
-    }
-    throw new CheckFailed(`no code in ${outbox}`);
+    return [...form.fields, ...form.checked];
 }
 
 /** The person in a browser: consent by emailed code, then the 303 to the bridge's callback. */
@@ -87,7 +47,7 @@ async function consent(authorizeUrl, outbox, email) {
     const first = await fetch(authorizeUrl, { redirect: 'manual' });
     const firstPage = await first.text();
     check(first.status === 200, `consent page ${first.status}: ${firstPage.slice(0, 400)}`);
-    const sentAt = Date.now() - 1000;
+    const sentAt = Date.now();
     const codePage = await post([...consentForm(firstPage), ['email', email], ['action', 'send_code']], action);
     const codeHtml = await codePage.text();
     check(codePage.status === 200, `send_code ${codePage.status}: ${codeHtml.slice(0, 400)}`);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use mcp_door::{Clock, Doors, Limits, ServerConfig, serve_until};
+use mcp_door::{Clock, Doors, Limits, ServerConfig};
 use sqlkit::PoolSettings;
 use tokio::net::TcpListener;
 
@@ -126,12 +126,15 @@ impl AppState {
         random: Arc<dyn Random>,
         specs: Vec<ToolSpec>,
     ) -> Result<Self, StartError> {
-        let doors = Doors::open(&config.server, Arc::clone(&clock))
-            .await?
-            .with_public_url(&config.server, Some(&config.settings.public_url));
+        let doors = Doors::over_store(
+            &config.server,
+            Arc::clone(&clock),
+            Some(&config.settings.public_url),
+            "elixir",
+            store.clone(),
+        )
+        .await?;
         let content = Content::load(&tools::docs_sections(&specs)).map_err(StartError::Content)?;
-        let pool = Arc::clone(&store);
-        doors.metrics.sample_pool("elixir", move || pool.pool_use());
         // The live lane reads with its own client; the budget it spends is the shared row.
         let live = match &config.upstream {
             Some(upstream) => crate::recorder::live::LiveLane::new(Arc::new(Poller {
@@ -270,18 +273,7 @@ pub fn app(state: &AppState) -> Result<Router, StartError> {
                 oauth.clone(),
             )));
     }
-    let store = Arc::clone(&state.services.store);
-    let readiness = state
-        .doors
-        .readiness
-        .clone()
-        .with_check("database", move || {
-            let store = Arc::clone(&store);
-            async move { store.ping().await }
-        });
-    Ok(router
-        .route("/healthz", axum::routing::get(|| async { "ok" }))
-        .merge(readiness.router()))
+    Ok(router.merge(state.doors.health_router()))
 }
 
 /// Connects, migrates and serves on `listener` until `shutdown` resolves, then drains.
@@ -346,14 +338,10 @@ pub async fn run(
     );
     let poll = poller.map(|p| crate::recorder::spawn_poller(p, cancel.clone()));
     tracing::info!(address = %listener.local_addr()?, issuer = %state.services.settings.public_url, "elixir serving /mcp, /a/{{public_id}}/mcp, /i/{{public_id}}/mcp, OAuth and the account pages");
-    serve_until(
-        listener,
-        router,
-        &state.doors.metrics,
-        &config.server.serving(),
-        shutdown,
-    )
-    .await?;
+    state
+        .doors
+        .serve(listener, router, &config.server, shutdown)
+        .await?;
     cancel.cancel();
     let _ = purge.await;
     if let Some(poll) = poll {

@@ -2,13 +2,11 @@
 //! changelog and backup.
 //! Every flag can also be set through an `ELIXIR_*` environment variable.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
-use mcp_door::{Clock, ServerConfig, SystemClock};
-use mcp_oauth::AddressSource;
+use mcp_door::{Clock, ProductServeArgs, SystemClock};
 use serde_json::json;
 
 use crate::access::door_path;
@@ -94,11 +92,43 @@ pub enum Command {
     },
 }
 
+/// How Elixir names the `serve` flags every product shares: `ELIXIR_*` variables, port 8090,
+/// and what Redis, the client-address header and allowed origins are for here.
+#[derive(Debug)]
+pub struct Elixir;
+
+impl mcp_door::Product for Elixir {
+    const ENV_PREFIX: &'static str = "ELIXIR_";
+    const DEFAULT_BIND: &'static str = "127.0.0.1:8090";
+
+    fn help(id: &str) -> Option<&'static str> {
+        match id {
+            "redis_url" => Some(
+                "Redis URL for the door's per-credential admission shared by every instance; \
+                 hourly and daily metering stay in the database",
+            ),
+            "client_address_header" => Some(
+                "Behind a trusted proxy: the request header carrying the client's address (e.g. \
+                 `cloudfront-viewer-address`; its first comma-separated item is used). Refusal \
+                 counts and the per-address sign-in and registration limits key on it. Unset: the \
+                 TCP peer. Set it only when every request arrives through that proxy, or clients \
+                 can forge it",
+            ),
+            "allowed_origins" => Some(
+                "An origin (`scheme://host[:port]`) besides the public URL's whose browser-based \
+                 clients may call the doors (CORS, after finishing OAuth); repeatable. Any other \
+                 `Origin` is refused 403",
+            ),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, env = "ELIXIR_BIND", default_value = "127.0.0.1:8090")]
-    pub bind: SocketAddr,
+    /// The flags every product's `serve` has (address, Redis, pool size, metrics, edge, TLS).
+    #[command(flatten)]
+    pub shared: ProductServeArgs<Elixir>,
     /// The public origin the doors are reached at: the OAuth `issuer`, and what challenges and
     /// OAuth resources name (`https://elixir.poapkings.com` in production).
     #[arg(
@@ -128,10 +158,6 @@ pub struct ServeArgs {
     /// Seconds between purges of expired OAuth flows, codes, tokens and sessions.
     #[arg(long, env = "ELIXIR_OAUTH_PURGE_SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
     pub oauth_purge_secs: u64,
-    /// Redis URL for the door's per-credential admission shared by every instance; hourly and
-    /// daily metering stay in the database.
-    #[arg(long, env = "ELIXIR_REDIS_URL")]
-    pub redis_url: Option<String>,
     /// Admitted requests per credential per sliding minute (the door's burst admission, before
     /// the hourly rate and daily quota are metered).
     #[arg(long, env = "ELIXIR_CREDENTIAL_RATE_PER_MINUTE", default_value_t = 600, value_parser = clap::value_parser!(u32).range(1..))]
@@ -153,63 +179,8 @@ pub struct ServeArgs {
     /// cancels it and the call answers query_timeout (refunded).
     #[arg(long, env = "ELIXIR_HEAVY_QUERY_BUDGET_MS", default_value_t = 18_000, value_parser = clap::value_parser!(u64).range(1..=60_000))]
     pub heavy_query_budget_ms: u64,
-    /// Behind a trusted proxy: the request header carrying the client's address (e.g.
-    /// `cloudfront-viewer-address`; its first comma-separated item is used). Refusal counts
-    /// and the per-address sign-in and registration limits key on it. Unset: the TCP peer.
-    /// Set it only when every request arrives through that proxy, or clients can forge it.
-    #[arg(long, env = "ELIXIR_CLIENT_ADDRESS_HEADER", value_parser = mcp_door::address::parse_header_name)]
-    pub client_address_header: Option<String>,
-    /// Serve Prometheus `GET /metrics` on this address (keep it on the operators' network;
-    /// it is not served beside the doors). Unset: not served.
-    #[arg(long, env = "ELIXIR_METRICS_BIND")]
-    pub metrics_bind: Option<SocketAddr>,
-    /// Database connections in the pool.
-    #[arg(long, env = "ELIXIR_DB_MAX_CONNECTIONS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
-    pub db_max_connections: u32,
-    /// An origin (`scheme://host[:port]`) besides the public URL's whose browser-based clients
-    /// may call the doors (CORS, after finishing OAuth); repeatable. Any other `Origin` is
-    /// refused 403.
-    #[arg(long = "allowed-origin", env = "ELIXIR_ALLOWED_ORIGINS", value_delimiter = ',', value_parser = mcp_door::edge::parse_origin)]
-    pub allowed_origins: Vec<String>,
-    /// Serve HTTPS with this PEM certificate chain (with --tls-key); reread on SIGHUP.
-    #[arg(long, env = "ELIXIR_TLS_CERT", requires = "tls_key")]
-    pub tls_cert: Option<std::path::PathBuf>,
-    /// The PEM private key of --tls-cert.
-    #[arg(long, env = "ELIXIR_TLS_KEY", requires = "tls_cert")]
-    pub tls_key: Option<std::path::PathBuf>,
-    /// Connections open at once; one more is closed as soon as it is accepted.
-    #[arg(long, env = "ELIXIR_MAX_CONNECTIONS", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_connections: u32,
-    /// Seconds a request's headers may take to arrive (an idle keep-alive connection is
-    /// closed after them too).
-    #[arg(long, env = "ELIXIR_HEADER_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=300))]
-    pub header_timeout_secs: u64,
     #[command(flatten)]
     pub upstream: UpstreamArgs,
-}
-
-impl ServeArgs {
-    /// The edge settings of these flags on `server`: allowed origins, `Host` checked when
-    /// bound to loopback, the connection cap and header timeout, TLS.
-    pub fn edge(&self, server: ServerConfig) -> ServerConfig {
-        ServerConfig {
-            allowed_origins: self.allowed_origins.clone(),
-            check_host: self.bind.ip().is_loopback(),
-            connections: mcp_door::ConnectionLimits {
-                max_connections: self.max_connections as usize,
-                header_timeout: std::time::Duration::from_secs(self.header_timeout_secs),
-                ..server.connections
-            },
-            tls: match (&self.tls_cert, &self.tls_key) {
-                (Some(cert), Some(key)) => Some(mcp_door::TlsFiles {
-                    cert: cert.clone(),
-                    key: key.clone(),
-                }),
-                _ => None,
-            },
-            ..server
-        }
-    }
 }
 
 /// Where the Clash Royale API is and where its payloads are archived.
@@ -404,28 +375,25 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => {
             let defaults = ServeConfig::default();
+            let shared = &args.shared;
             let config = ServeConfig {
-                server: args.edge(ServerConfig {
-                    database_url: cli.database_url.clone(),
-                    redis_url: args.redis_url.clone(),
-                    limits: mcp_door::Limits {
-                        rate_per_window: args.credential_rate_per_minute,
-                        credential_concurrency: args.credential_concurrency,
-                        global_concurrency: args.global_concurrency,
-                        ..defaults.server.limits.clone()
-                    },
-                    db: sqlkit::PoolSettings {
-                        max_connections: args.db_max_connections,
-                        ..defaults.server.db
-                    },
-                    metrics_bind: args.metrics_bind,
-                    ..defaults.server
-                }),
+                server: {
+                    let server = shared.server_config(&cli.database_url, defaults.server.clone());
+                    mcp_door::ServerConfig {
+                        limits: mcp_door::Limits {
+                            rate_per_window: args.credential_rate_per_minute,
+                            credential_concurrency: args.credential_concurrency,
+                            global_concurrency: args.global_concurrency,
+                            ..server.limits.clone()
+                        },
+                        ..server
+                    }
+                },
                 settings: Settings {
                     public_url: args.public_url.clone(),
                     hourly_rate: args.hourly_rate,
                     audit_queue: args.audit_queue as usize,
-                    address_source: AddressSource::from_header(args.client_address_header.clone()),
+                    address_source: shared.address_source(),
                     heavy_query_budget: std::time::Duration::from_millis(
                         args.heavy_query_budget_ms,
                     ),
@@ -436,9 +404,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 upstream: args.upstream.config(),
                 ..defaults
             };
-            let listener = tokio::net::TcpListener::bind(args.bind)
-                .await
-                .with_context(|| format!("binding {}", args.bind))?;
+            let listener = shared.listen().await?;
             app::run(config, listener, clock, random, mcp_door::shutdown_signal()).await?;
         }
         Command::Migrate => {
@@ -673,4 +639,52 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn serve_keeps_its_flags_and_elixir_env_names() {
+        use clap::CommandFactory;
+        let command = super::Cli::command();
+        command.clone().debug_assert();
+        let serve = command.find_subcommand("serve").unwrap();
+        for (flag, env) in [
+            ("bind", "ELIXIR_BIND"),
+            ("redis-url", "ELIXIR_REDIS_URL"),
+            ("client-address-header", "ELIXIR_CLIENT_ADDRESS_HEADER"),
+            ("metrics-bind", "ELIXIR_METRICS_BIND"),
+            ("db-max-connections", "ELIXIR_DB_MAX_CONNECTIONS"),
+            ("allowed-origin", "ELIXIR_ALLOWED_ORIGINS"),
+            ("tls-cert", "ELIXIR_TLS_CERT"),
+            ("tls-key", "ELIXIR_TLS_KEY"),
+            ("max-connections", "ELIXIR_MAX_CONNECTIONS"),
+            ("header-timeout-secs", "ELIXIR_HEADER_TIMEOUT_SECS"),
+            ("public-url", "ELIXIR_PUBLIC_URL"),
+            ("hourly-rate", "ELIXIR_HOURLY_RATE"),
+        ] {
+            let arg = serve
+                .get_arguments()
+                .find(|a| a.get_long() == Some(flag))
+                .unwrap_or_else(|| panic!("no --{flag}"));
+            assert_eq!(arg.get_env(), Some(std::ffi::OsStr::new(env)), "--{flag}");
+        }
+        let cli = <super::Cli as clap::Parser>::try_parse_from(["elixir", "serve"]).unwrap();
+        let super::Command::Serve(args) = cli.command else {
+            panic!("serve")
+        };
+        assert_eq!(args.shared.bind.to_string(), "127.0.0.1:8090");
+        let redis = serve
+            .get_arguments()
+            .find(|a| a.get_long() == Some("redis-url"))
+            .and_then(|a| a.get_help())
+            .map(|h| h.to_string());
+        assert_eq!(
+            redis.as_deref(),
+            Some(
+                "Redis URL for the door's per-credential admission shared by every instance; \
+                 hourly and daily metering stay in the database"
+            )
+        );
+    }
 }

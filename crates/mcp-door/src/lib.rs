@@ -77,6 +77,7 @@ pub mod admission;
 pub mod audit;
 pub mod auth;
 pub mod catalog;
+pub mod cli;
 pub mod clock;
 mod cookie;
 pub mod door;
@@ -107,6 +108,7 @@ pub use auth::{
 pub use catalog::{
     CallContext, Catalog, CatalogError, ToolDecl, ToolFailure, Violation, tool_json,
 };
+pub use cli::{Product, ProductServeArgs, ServeArgs};
 pub use clock::{Clock, FakeClock, SystemClock};
 pub use cookie::cookie;
 pub use door::{

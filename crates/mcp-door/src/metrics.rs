@@ -84,25 +84,8 @@ fn label_value(word: &str) -> String {
     }
 }
 
-/// What a pool reports at scrape time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PoolUse {
-    /// Open connections.
-    pub size: u32,
-    /// Of those, idle.
-    pub idle: u32,
-}
-
-impl PoolUse {
-    /// What `db`'s pool holds now.
-    pub fn of(db: &sqlkit::Db) -> Self {
-        let (size, idle) = db.pool_use();
-        Self {
-            size,
-            idle: u32::try_from(idle).unwrap_or(u32::MAX),
-        }
-    }
-}
+/// What a pool reports at scrape time: sqlkit's, so a store's [`sqlkit::Lifecycle`] answers it.
+pub use sqlkit::PoolUse;
 
 type PoolSampler = Box<dyn Fn() -> PoolUse + Send + Sync>;
 

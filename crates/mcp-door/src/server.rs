@@ -9,7 +9,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlkit::PoolSettings;
+use axum::Router;
+use sqlkit::{Lifecycle, PoolSettings};
+use tokio::net::TcpListener;
 
 use crate::admission::{
     Admission, AdmissionError, Limits, LocalAdmission, PreAuthGate, RedisAdmission,
@@ -22,7 +24,7 @@ use crate::drain::DrainLimits;
 use crate::edge::{DoorEdge, OriginPolicy};
 use crate::metrics::Metrics;
 use crate::ready::{DEFAULT_READY_TIMEOUT, Readiness};
-use crate::serve::{ConnectionLimits, Serving};
+use crate::serve::{ConnectionLimits, Serving, serve_until};
 use crate::tls::TlsFiles;
 
 /// The pool settings of [`ServerConfig::new`]: 16 connections, 5 s to get one, a 10 s
@@ -169,6 +171,49 @@ impl Doors {
         })
     }
 
+    /// The parts of a server over the database `store`, reached at `public_url`: [`Doors::open`]
+    /// and [`Doors::with_public_url`], the store's pool sampled into the metrics as `pool`, and
+    /// `/readyz` checking that the database answers (after Redis, when configured).
+    pub async fn over_store(
+        config: &ServerConfig,
+        clock: Arc<dyn Clock>,
+        public_url: Option<&str>,
+        pool: &str,
+        store: Arc<dyn Lifecycle>,
+    ) -> Result<Self, AdmissionError> {
+        let mut doors = Self::open(config, clock)
+            .await?
+            .with_public_url(config, public_url);
+        let sampled = Arc::clone(&store);
+        doors.metrics.sample_pool(pool, move || sampled.pool_use());
+        doors.readiness = doors.readiness.with_check("database", move || {
+            let store = Arc::clone(&store);
+            async move { store.ping().await }
+        });
+        Ok(doors)
+    }
+
+    /// What a server answers beside its doors: `GET /healthz` (liveness: `ok` while the
+    /// process serves) and `GET /readyz` ([`Doors::readiness`]).
+    pub fn health_router(&self) -> Router {
+        Router::new()
+            .route("/healthz", axum::routing::get(|| async { "ok" }))
+            .merge(self.readiness.clone().router())
+    }
+
+    /// Serves `router` on `listener` as `config` says ([`ServerConfig::serving`]: drain,
+    /// metrics listener, connection limits, TLS) with these parts' metrics, until `shutdown`;
+    /// see [`serve_until`].
+    pub async fn serve(
+        &self,
+        listener: TcpListener,
+        router: Router,
+        config: &ServerConfig,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        serve_until(listener, router, &self.metrics, &config.serving(), shutdown).await
+    }
+
     /// These parts for a server reached at `public_url`: the doors accept its origin (and,
     /// `Host` checked, its host). Without one, loopback origins count as the server's own.
     pub fn with_public_url(mut self, config: &ServerConfig, public_url: Option<&str>) -> Self {
@@ -281,6 +326,77 @@ mod tests {
         assert!(
             matches!(err, Some(AdmissionError::Unavailable(_))),
             "{err:?}"
+        );
+    }
+
+    /// A database that answers until told not to, with a pool of 3 connections, 1 idle.
+    struct Database(std::sync::atomic::AtomicBool);
+
+    #[async_trait::async_trait]
+    impl Lifecycle for Database {
+        async fn migrate(&self) -> Result<(), sqlkit::DbFailure> {
+            Ok(())
+        }
+
+        async fn ping(&self) -> Result<(), sqlkit::DbFailure> {
+            if self.0.load(std::sync::atomic::Ordering::SeqCst) {
+                Ok(())
+            } else {
+                Err(sqlkit::DbFailure::Unavailable("database gone".into()))
+            }
+        }
+
+        fn pool_use(&self) -> sqlkit::PoolUse {
+            sqlkit::PoolUse { size: 3, idle: 1 }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_store_s_doors_check_its_database_and_sample_its_pool() {
+        use tower::ServiceExt;
+        let config = ServerConfig::new("sqlite::memory:", "t");
+        let database = Arc::new(Database(std::sync::atomic::AtomicBool::new(true)));
+        let doors = Doors::over_store(
+            &config,
+            Arc::new(FakeClock::new(0)),
+            None,
+            "example",
+            database.clone(),
+        )
+        .await
+        .unwrap();
+        let get = |path: &'static str| {
+            let router = doors.health_router();
+            async move {
+                let response = router
+                    .oneshot(
+                        http::Request::get(path)
+                            .body(axum::body::Body::empty())
+                            .unwrap(),
+                    )
+                    .await
+                    .unwrap();
+                let status = response.status().as_u16();
+                let body = http_body_util::BodyExt::collect(response.into_body())
+                    .await
+                    .unwrap()
+                    .to_bytes();
+                (status, String::from_utf8(body.to_vec()).unwrap())
+            }
+        };
+        assert_eq!(get("/healthz").await, (200, "ok".to_owned()));
+        let (status, body) = get("/readyz").await;
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains(r#""database":"ok""#), "{body}");
+        database.0.store(false, std::sync::atomic::Ordering::SeqCst);
+        let (status, body) = get("/readyz").await;
+        assert_eq!(status, 503, "{body}");
+        assert!(body.contains(r#""database":"failed""#), "{body}");
+        assert_eq!(get("/healthz").await.0, 200, "liveness is not readiness");
+        let metrics = doors.metrics.render().unwrap();
+        assert!(
+            metrics.contains(r#"pool_connections{pool="example",state="in_use"} 2"#),
+            "{metrics}"
         );
     }
 }

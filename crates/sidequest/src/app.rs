@@ -1,11 +1,11 @@
-//! Assembling the server: the router of every door and page (with `/healthz`, liveness, and
-//! `/readyz`, the database and Redis answering), and `run` with graceful shutdown. The state the handlers share and its configuration are [`crate::state`]'s
+//! Assembling the server: the router of every door and page (with the platform's `/healthz`,
+//! liveness, and `/readyz`, the database and Redis answering), and `run` with graceful shutdown. The state the handlers share and its configuration are [`crate::state`]'s
 //! (re-exported here).
 
 use std::sync::Arc;
 
 use axum::Router;
-use mcp_door::{Clock, serve_until};
+use mcp_door::Clock;
 use tokio::net::TcpListener;
 
 use crate::mcp::player::{self, PlayAuthenticator, PlayerPresenter};
@@ -30,22 +30,12 @@ pub fn app(state: AppState) -> Result<Router, StartError> {
         Arc::new(PlayerPresenter),
     );
     let author_door = crate::mcp::author::router(&state)?;
-    let store = Arc::clone(&state.service.store);
-    let readiness = state
-        .doors
-        .readiness
-        .clone()
-        .with_check("database", move || {
-            let store = Arc::clone(&store);
-            async move { store.ping().await }
-        });
     Ok(Router::new()
         .merge(player_door.router())
         .merge(author_door)
         .merge(crate::http::router(state.clone()))
-        .merge(crate::web::router(state))
-        .route("/healthz", axum::routing::get(|| async { "ok" }))
-        .merge(readiness.router()))
+        .merge(crate::web::router(state.clone()))
+        .merge(state.doors.health_router()))
 }
 
 /// Connects, migrates and serves on `listener` until `shutdown` resolves, then drains.
@@ -59,16 +49,11 @@ pub async fn run(
     let store = store::connect(&config.server.database_url, &config.server.db).await?;
     store.migrate().await?;
     let state = AppState::new(store, &config, clock, random).await?;
-    let metrics = Arc::clone(&state.doors.metrics);
+    let doors = state.doors.clone();
     let router = app(state)?;
     tracing::info!(address = %listener.local_addr()?, "sidequest serving the pages, /play/mcp, /mcp and /api");
-    serve_until(
-        listener,
-        router,
-        &metrics,
-        &config.server.serving(),
-        shutdown,
-    )
-    .await?;
+    doors
+        .serve(listener, router, &config.server, shutdown)
+        .await?;
     Ok(())
 }

@@ -2,13 +2,12 @@
 //! set through a `SIDEQUEST_*` environment variable.
 
 use std::io::Read;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
-use mcp_door::{AddressSource, Clock, Limits, ServerConfig, SystemClock};
+use mcp_door::{Clock, Limits, ProductServeArgs, ServerConfig, SystemClock};
 use sqlkit::PoolSettings;
 use uuid::Uuid;
 
@@ -69,14 +68,30 @@ pub struct BackupArgs {
     pub to: std::path::PathBuf,
 }
 
+/// How Sidequest names the `serve` flags every product shares: `SIDEQUEST_*` variables,
+/// port 8080, and what the client-address header is for here.
+#[derive(Debug)]
+pub struct Sidequest;
+
+impl mcp_door::Product for Sidequest {
+    const ENV_PREFIX: &'static str = "SIDEQUEST_";
+    const DEFAULT_BIND: &'static str = "127.0.0.1:8080";
+
+    fn help(id: &str) -> Option<&'static str> {
+        (id == "client_address_header").then_some(
+            "Behind a trusted proxy: the request header carrying the client's address (e.g. \
+             `x-forwarded-for` or `cloudfront-viewer-address`; its first comma-separated item, port \
+             dropped). The login throttle keys on it. Unset: the TCP peer. Set it only when every \
+             request arrives through that proxy, or clients can forge it",
+        )
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, env = "SIDEQUEST_BIND", default_value = "127.0.0.1:8080")]
-    pub bind: SocketAddr,
-    /// Redis URL for admission counters shared by every instance (in-process when absent).
-    #[arg(long, env = "SIDEQUEST_REDIS_URL")]
-    pub redis_url: Option<String>,
+    /// The flags every product's `serve` has (address, Redis, pool size, metrics, edge, TLS).
+    #[command(flatten)]
+    pub shared: ProductServeArgs<Sidequest>,
     /// Namespace of the admission keys in Redis; deployments sharing one Redis need distinct ones.
     #[arg(
         long,
@@ -96,9 +111,6 @@ pub struct ServeArgs {
     /// Requests this instance authenticates at once (the pre-auth gate).
     #[arg(long, env = "SIDEQUEST_PRE_AUTH_CONCURRENCY", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
     pub pre_auth_concurrency: u32,
-    /// Database connections in the pool.
-    #[arg(long, env = "SIDEQUEST_DB_MAX_CONNECTIONS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
-    pub db_max_connections: u32,
     /// PostgreSQL statement_timeout (and SQLite busy timeout), in milliseconds.
     #[arg(long, env = "SIDEQUEST_STATEMENT_TIMEOUT_MS", default_value_t = 10_000)]
     pub statement_timeout_ms: u64,
@@ -109,16 +121,6 @@ pub struct ServeArgs {
     /// (they are also `Secure` on any request with `X-Forwarded-Proto: https`).
     #[arg(long, env = "SIDEQUEST_PUBLIC_URL")]
     pub public_url: Option<String>,
-    /// Serve Prometheus `GET /metrics` on this address (keep it on the operators' network;
-    /// it is not served beside the doors). Unset: not served.
-    #[arg(long, env = "SIDEQUEST_METRICS_BIND")]
-    pub metrics_bind: Option<SocketAddr>,
-    /// Behind a trusted proxy: the request header carrying the client's address (e.g.
-    /// `x-forwarded-for` or `cloudfront-viewer-address`; its first comma-separated item, port
-    /// dropped). The login throttle keys on it. Unset: the TCP peer. Set it only when every
-    /// request arrives through that proxy, or clients can forge it.
-    #[arg(long, env = "SIDEQUEST_CLIENT_ADDRESS_HEADER", value_parser = mcp_door::address::parse_header_name)]
-    pub client_address_header: Option<String>,
     /// Logins this instance checks a password for at once (argon2 takes 19 MiB and a core
     /// each); a login beyond them is answered 429 `login_busy` with `Retry-After: 1` at once,
     /// never queued. Default: the number of CPUs.
@@ -129,47 +131,6 @@ pub struct ServeArgs {
     /// the token check and no rendering; 0 keeps none.
     #[arg(long, env = "SIDEQUEST_READ_CACHE_BYTES", default_value_t = crate::mcp::answers::DEFAULT_READ_CACHE_BYTES)]
     pub read_cache_bytes: u64,
-    /// An origin (`scheme://host[:port]`) besides the public URL's whose browser-based clients
-    /// may call the doors (CORS); repeatable. Any other `Origin` is refused 403.
-    #[arg(long = "allowed-origin", env = "SIDEQUEST_ALLOWED_ORIGINS", value_delimiter = ',', value_parser = mcp_door::edge::parse_origin)]
-    pub allowed_origins: Vec<String>,
-    /// Serve HTTPS with this PEM certificate chain (with --tls-key); reread on SIGHUP.
-    #[arg(long, env = "SIDEQUEST_TLS_CERT", requires = "tls_key")]
-    pub tls_cert: Option<std::path::PathBuf>,
-    /// The PEM private key of --tls-cert.
-    #[arg(long, env = "SIDEQUEST_TLS_KEY", requires = "tls_cert")]
-    pub tls_key: Option<std::path::PathBuf>,
-    /// Connections open at once; one more is closed as soon as it is accepted.
-    #[arg(long, env = "SIDEQUEST_MAX_CONNECTIONS", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_connections: u32,
-    /// Seconds a request's headers may take to arrive (an idle keep-alive connection is
-    /// closed after them too).
-    #[arg(long, env = "SIDEQUEST_HEADER_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=300))]
-    pub header_timeout_secs: u64,
-}
-
-impl ServeArgs {
-    /// The edge settings of these flags on `server`: allowed origins, `Host` checked when
-    /// bound to loopback, the connection cap and header timeout, TLS.
-    pub fn edge(&self, server: ServerConfig) -> ServerConfig {
-        ServerConfig {
-            allowed_origins: self.allowed_origins.clone(),
-            check_host: self.bind.ip().is_loopback(),
-            connections: mcp_door::ConnectionLimits {
-                max_connections: self.max_connections as usize,
-                header_timeout: Duration::from_secs(self.header_timeout_secs),
-                ..server.connections
-            },
-            tls: match (&self.tls_cert, &self.tls_key) {
-                (Some(cert), Some(key)) => Some(mcp_door::TlsFiles {
-                    cert: cert.clone(),
-                    key: key.clone(),
-                }),
-                _ => None,
-            },
-            ..server
-        }
-    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -290,37 +251,33 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => {
             let defaults = ServeConfig::default();
+            let shared = &args.shared;
+            let server = shared.server_config(&cli.database_url, defaults.server);
             let config = ServeConfig {
-                server: args.edge(ServerConfig {
-                    database_url: cli.database_url.clone(),
-                    redis_url: args.redis_url.clone(),
+                server: ServerConfig {
                     redis_prefix: args.redis_prefix.clone(),
                     limits: Limits {
                         rate_per_window: args.token_rate_per_minute,
                         credential_concurrency: args.token_concurrency,
                         global_concurrency: args.global_concurrency,
-                        ..defaults.server.limits.clone()
+                        ..server.limits.clone()
                     },
                     pre_auth_concurrency: args.pre_auth_concurrency as usize,
                     db: PoolSettings {
-                        max_connections: args.db_max_connections,
                         statement_timeout: Duration::from_millis(args.statement_timeout_ms),
                         lock_timeout: Duration::from_millis(args.lock_timeout_ms),
-                        ..defaults.server.db
+                        ..server.db
                     },
-                    metrics_bind: args.metrics_bind,
-                    ..defaults.server
-                }),
+                    ..server
+                },
                 public_url: args.public_url.clone(),
-                address_source: AddressSource::from_header(args.client_address_header.clone()),
+                address_source: shared.address_source(),
                 login_hash_concurrency: args
                     .login_hash_concurrency
                     .map_or_else(app::default_login_hash_concurrency, |n| n as usize),
                 read_cache_bytes: args.read_cache_bytes,
             };
-            let listener = tokio::net::TcpListener::bind(args.bind)
-                .await
-                .with_context(|| format!("binding {}", args.bind))?;
+            let listener = shared.listen().await?;
             println!(
                 "Sidequest is running. Sign in at {}",
                 sign_in_url(args.public_url.as_deref(), listener.local_addr()?)
@@ -464,6 +421,39 @@ fn redact(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::sign_in_url;
+
+    #[test]
+    fn serve_keeps_its_flags_and_sidequest_env_names() {
+        use clap::CommandFactory;
+        let command = super::Cli::command();
+        command.clone().debug_assert();
+        let serve = command.find_subcommand("serve").unwrap();
+        for (flag, env) in [
+            ("bind", "SIDEQUEST_BIND"),
+            ("redis-url", "SIDEQUEST_REDIS_URL"),
+            ("client-address-header", "SIDEQUEST_CLIENT_ADDRESS_HEADER"),
+            ("metrics-bind", "SIDEQUEST_METRICS_BIND"),
+            ("db-max-connections", "SIDEQUEST_DB_MAX_CONNECTIONS"),
+            ("allowed-origin", "SIDEQUEST_ALLOWED_ORIGINS"),
+            ("tls-cert", "SIDEQUEST_TLS_CERT"),
+            ("tls-key", "SIDEQUEST_TLS_KEY"),
+            ("max-connections", "SIDEQUEST_MAX_CONNECTIONS"),
+            ("header-timeout-secs", "SIDEQUEST_HEADER_TIMEOUT_SECS"),
+            ("redis-prefix", "SIDEQUEST_REDIS_PREFIX"),
+            ("statement-timeout-ms", "SIDEQUEST_STATEMENT_TIMEOUT_MS"),
+        ] {
+            let arg = serve
+                .get_arguments()
+                .find(|a| a.get_long() == Some(flag))
+                .unwrap_or_else(|| panic!("no --{flag}"));
+            assert_eq!(arg.get_env(), Some(std::ffi::OsStr::new(env)), "--{flag}");
+        }
+        let cli = <super::Cli as clap::Parser>::try_parse_from(["sidequest", "serve"]).unwrap();
+        let super::Command::Serve(args) = cli.command else {
+            panic!("serve")
+        };
+        assert_eq!(args.shared.bind.to_string(), "127.0.0.1:8080");
+    }
 
     #[test]
     fn serve_prints_the_sign_in_page() {

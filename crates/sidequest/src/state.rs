@@ -91,13 +91,14 @@ impl AppState {
         clock: Arc<dyn Clock>,
         random: Arc<dyn Random>,
     ) -> Result<Self, StartError> {
-        let doors = Doors::open(&config.server, Arc::clone(&clock))
-            .await?
-            .with_public_url(&config.server, config.public_url.as_deref());
-        let pool = Arc::clone(&store);
-        doors
-            .metrics
-            .sample_pool("sidequest", move || pool.pool_use());
+        let doors = Doors::over_store(
+            &config.server,
+            Arc::clone(&clock),
+            config.public_url.as_deref(),
+            "sidequest",
+            store.clone(),
+        )
+        .await?;
         let service = Arc::new(PlayService::new(store, clock, random));
         Ok(Self {
             doors,

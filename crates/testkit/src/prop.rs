@@ -1,8 +1,10 @@
 //! Property-test support shared by the workspace's test crates: [`settings`] (a fixed seed and a
 //! small case count by default, more on demand through proptest's own `PROPTEST_CASES` and
 //! `PROPTEST_RNG_SEED`, no failure-persistence files, the seed printed when a property fails)
-//! and [`schema`] (tool arguments generated from a published JSON Schema, valid and mutated).
+//! [`schema`] (tool arguments generated from a published JSON Schema, valid and mutated) and
+//! [`door`] (those arguments checked against a door's validator and over HTTP).
 
+pub mod door;
 pub mod schema;
 pub mod settings;
 

@@ -50,6 +50,15 @@ impl Proxy {
         proxy
     }
 
+    /// A proxy in front of what the URL `url` names (`default_port` when it names none), and
+    /// `url` pointed at the proxy.
+    pub async fn in_front_of(url: &str, default_port: u16) -> (Self, String) {
+        let (target, _) = target_of(url, default_port, None).await;
+        let proxy = Self::start(target).await;
+        let (_, via) = target_of(url, default_port, Some(proxy.addr)).await;
+        (proxy, via)
+    }
+
     /// The current mode.
     pub fn mode(&self) -> Mode {
         *self.mode.borrow()

@@ -3,7 +3,6 @@
 //! of each area live in that area's file; the classification of database errors and the pool
 //! settings are sqlkit's, used as they are ([`StoreError`], [`sqlkit::PoolSettings`]).
 
-use async_trait::async_trait;
 use sqlkit::{Db, Done, Embedded, PoolSettings};
 
 /// A storage failure, classified by what a caller can do about it: sqlkit's [`DbFailure`]
@@ -11,6 +10,7 @@ use sqlkit::{Db, Done, Embedded, PoolSettings};
 ///
 /// [`DbFailure`]: sqlkit::DbFailure
 pub use sqlkit::DbFailure as StoreError;
+pub use sqlkit::Lifecycle;
 
 const SQLITE_MIGRATIONS: Embedded = Embedded(&[
     (
@@ -96,36 +96,22 @@ impl SqlStore {
     }
 }
 
-/// The store's own upkeep: its schema, whether the database answers, the pool gauges.
-#[async_trait]
-pub trait Lifecycle: Send + Sync + 'static {
-    /// Applies Elixir's migrations, then the one-off fills they leave pending (the meta
-    /// index of battles recorded before it existed). mcp-oauth's migrations share the
-    /// database (and its `_sqlx_migrations` table), so versions this store does not know are
-    /// ignored.
-    async fn migrate(&self) -> Result<(), StoreError>;
-    /// One round trip to the database.
-    async fn ping(&self) -> Result<(), StoreError>;
-    /// Open and idle connections of the pool, for the metrics.
-    fn pool_use(&self) -> mcp_door::PoolUse;
-}
+/// Elixir's schema. mcp-oauth's migrations share the database (and its `_sqlx_migrations`
+/// table), so versions this store does not know are ignored; once the scripts are applied, the
+/// one-off fills they leave pending run (the meta index of battles recorded before it existed).
+/// Migrate, ping and pool use are sqlkit's one [`Lifecycle`] over it.
+impl sqlkit::Schema for SqlStore {
+    const SQLITE: sqlkit::Embedded = SQLITE_MIGRATIONS;
+    const POSTGRES: sqlkit::Embedded = POSTGRES_MIGRATIONS;
+    const SHARES_DATABASE: bool = true;
 
-#[async_trait]
-impl Lifecycle for SqlStore {
-    async fn migrate(&self) -> Result<(), StoreError> {
-        self.db
-            .migrate(SQLITE_MIGRATIONS, POSTGRES_MIGRATIONS, true)
-            .await?;
+    fn db(&self) -> &Db {
+        &self.db
+    }
+
+    async fn after_migrate(&self) -> Result<(), StoreError> {
         super::meta_reads::backfill_games(&self.db).await?;
         Ok(())
-    }
-
-    async fn ping(&self) -> Result<(), StoreError> {
-        self.db.ping().await
-    }
-
-    fn pool_use(&self) -> mcp_door::PoolUse {
-        mcp_door::PoolUse::of(&self.db)
     }
 }
 

@@ -20,7 +20,7 @@ use elixir::access::kinds::Kind;
 use mcp_door::Catalog;
 use serde_json::{Value, json};
 use testkit::mcp::{Client, Reply};
-use testkit::prop::{DEFAULT_CASES, config, sample, schema};
+use testkit::prop::{DEFAULT_CASES, config, door};
 
 use crate::support::{self, Options, T0};
 
@@ -34,20 +34,13 @@ fn counts() -> (usize, usize) {
 /// SURFACE §5: a schema violation is the `bad_request` tool error; arguments that are not an
 /// object never reach a tool and are JSON-RPC `-32602`.
 fn refused(reply: &Reply) -> bool {
-    if reply.status != 200 {
-        return false;
-    }
-    if reply.body["error"]["code"] == json!(-32602) {
-        return true;
-    }
-    if reply.body["result"]["isError"] != json!(true) {
-        return false;
-    }
-    let body = support::tool_error(reply);
-    body["error"]["code"] == "bad_request"
-        && body["error"]["message"]
-            .as_str()
-            .is_some_and(|m| m.starts_with("Invalid arguments: "))
+    door::refused_with(reply, |r| {
+        let body = support::tool_error(r);
+        body["error"]["code"] == "bad_request"
+            && body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("Invalid arguments: "))
+    })
 }
 
 /// The account as this door reads it, without the per-call `meta`.
@@ -70,35 +63,13 @@ async fn state(client: &Client, tools: &[Value]) -> Vec<Value> {
 async fn check_door(client: &Client, catalog: Option<&Catalog>, http: bool) {
     let (at_validator, over_http) = counts();
     let over_http = if http { over_http } else { 0 };
-    let tools = client.request("tools/list", json!({})).await.result()["tools"]
-        .as_array()
-        .expect("tools")
-        .clone();
-    assert!(!tools.is_empty());
+    let tools = door::listed_tools(client).await;
     let before = state(client, &tools).await;
     for tool in &tools {
-        let name = tool["name"].as_str().expect("name");
-        let input = &tool["inputSchema"];
-        let mutations = schema::mutated(input);
         if let Some(catalog) = catalog {
-            for args in sample(&schema::valid(input), at_validator) {
-                let violations = catalog.validate(name, &args);
-                assert!(violations.is_empty(), "{name} {args}: {violations:?}");
-            }
-            for (what, args) in sample(&mutations, at_validator) {
-                assert!(
-                    !catalog.validate(name, &args).is_empty(),
-                    "{name} accepted {what}: {args}"
-                );
-            }
+            door::check_validator(catalog, tool, at_validator);
         }
-        let not_objects = sample(&schema::not_an_object(), over_http.min(1))
-            .into_iter()
-            .map(|v| ("arguments that are not an object".to_owned(), v));
-        for (what, args) in sample(&mutations, over_http).into_iter().chain(not_objects) {
-            let reply = client.tool(name, args.clone()).await;
-            assert!(refused(&reply), "{name} {what} {args}: {}", reply.body);
-        }
+        door::assert_refused_over_http(client, tool, over_http, over_http.min(1), refused).await;
     }
     assert_eq!(
         state(client, &tools).await,
@@ -106,17 +77,7 @@ async fn check_door(client: &Client, catalog: Option<&Catalog>, http: bool) {
         "a refused call changed something"
     );
     for tool in &tools {
-        let name = tool["name"].as_str().expect("name");
-        if tool["annotations"]["readOnlyHint"] != json!(true) {
-            continue;
-        }
-        for args in sample(&schema::valid(&tool["inputSchema"]), over_http / 2) {
-            let reply = client.tool(name, args.clone()).await;
-            assert_eq!(reply.status, 200, "{name} {args}: {}", reply.body);
-            let answered =
-                reply.body.get("result").is_some() || reply.body["error"]["code"].is_i64();
-            assert!(answered, "{name} {args}: {}", reply.body);
-        }
+        door::assert_read_only_answers(client, tool, over_http / 2).await;
     }
 }
 

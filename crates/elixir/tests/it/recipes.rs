@@ -11,9 +11,10 @@ use tokio::process::{Child, Command};
 
 use crate::python_oauth::start;
 
-#[path = "../../../../tests/recipes/harness.rs"]
-mod harness;
-use harness::{pinned, readme_recipe, recipes_dir, run, shell};
+use testkit::recipes::{
+    listed_tool_names, mcp_list_line, pinned, printed_json, readme_recipe, recipes_dir, run, shell,
+    summary_line,
+};
 
 /// What the README writes in place of the address and the agent's credentials.
 const README_BASE: &str = "http://127.0.0.1:8090";
@@ -102,12 +103,7 @@ async fn claude_code_recipe_finds_oauth_and_connects_an_agent() {
         world.log()
     );
     eprintln!("{out}");
-    let line = |name: &str| {
-        out.lines()
-            .find(|l| l.starts_with(&format!("{name}: ")))
-            .unwrap_or_else(|| panic!("claude mcp list does not list {name}:\n{out}"))
-            .to_owned()
-    };
+    let line = |name: &str| mcp_list_line(&out, name);
     let person = line("elixir");
     assert!(person.contains(&format!("{}/mcp", world.base)), "{person}");
     assert!(person.contains("Needs authentication"), "{person}\n{err}");
@@ -147,8 +143,7 @@ async fn claude_desktop_bridge_recipe_through_oauth() {
             "the Claude Desktop recipe failed:\n{out}\n{err}\n{}",
             world.log()
         );
-        serde_json::from_str(out.lines().last().unwrap_or_default())
-            .unwrap_or_else(|e| panic!("no JSON summary ({e}): {out}"))
+        summary_line(out)
     };
 
     // The agent's entry: its key from `env`, no consent.
@@ -207,13 +202,7 @@ async fn inspector_cli_recipe_with_an_agent_key() {
     assert_eq!(lines.len(), 2, "{recipe}");
     let (ok, out, err) = run(&mut shell(&dir, home.path(), lines[0]), 90, "inspector").await;
     assert!(ok, "tools/list failed:\n{out}\n{err}\n{}", world.log());
-    let listed: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
-    let names: Vec<&str> = listed["tools"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{listed}"))
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = listed_tool_names(&out);
     let agent_tools: Vec<&str> = elixir::tools::registry()
         .iter()
         .filter(|s| s.kinds.contains(&elixir::access::kinds::Kind::Agent))
@@ -222,7 +211,7 @@ async fn inspector_cli_recipe_with_an_agent_key() {
     assert_eq!(names, agent_tools, "tools/list at the agent door");
     let (ok, out, err) = run(&mut shell(&dir, home.path(), lines[1]), 90, "inspector").await;
     assert!(ok, "tools/call failed:\n{out}\n{err}\n{}", world.log());
-    let called: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let called = printed_json(&out);
     assert_ne!(called["isError"], true, "{called}");
     assert!(
         !called["content"].as_array().unwrap().is_empty(),

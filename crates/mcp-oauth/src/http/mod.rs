@@ -67,30 +67,22 @@ impl AuthServer {
     }
 }
 
-async fn allow_any_origin(mut response: Response) -> Response {
-    response.headers_mut().insert(
-        header::ACCESS_CONTROL_ALLOW_ORIGIN,
-        HeaderValue::from_static("*"),
-    );
-    response
+async fn allow_any_origin(response: Response) -> Response {
+    mcp_door::web::with_headers(response, [(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")])
 }
 
 async fn preflight() -> Response {
-    let mut response = StatusCode::NO_CONTENT.into_response();
-    let headers = response.headers_mut();
-    headers.insert(
-        header::ACCESS_CONTROL_ALLOW_METHODS,
-        HeaderValue::from_static("GET, POST, OPTIONS"),
-    );
-    headers.insert(
-        header::ACCESS_CONTROL_ALLOW_HEADERS,
-        HeaderValue::from_static("authorization, content-type, mcp-protocol-version"),
-    );
-    headers.insert(
-        header::ACCESS_CONTROL_MAX_AGE,
-        HeaderValue::from_static("86400"),
-    );
-    response
+    mcp_door::web::with_headers(
+        StatusCode::NO_CONTENT.into_response(),
+        [
+            (header::ACCESS_CONTROL_ALLOW_METHODS, "GET, POST, OPTIONS"),
+            (
+                header::ACCESS_CONTROL_ALLOW_HEADERS,
+                "authorization, content-type, mcp-protocol-version",
+            ),
+            (header::ACCESS_CONTROL_MAX_AGE, "86400"),
+        ],
+    )
 }
 
 fn address(server: &AuthServer, parts: &Parts) -> String {

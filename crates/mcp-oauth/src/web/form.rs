@@ -1,52 +1,13 @@
-//! What a page's POST brings: its `application/x-www-form-urlencoded` body ([`Form`]) and
+//! What a page's POST brings: its `application/x-www-form-urlencoded` body ([`Form`], the
+//! platform's) and
 //! whether it comes from the site's own pages ([`same_origin_post`], by the headers alone).
 //! Pure functions of the request, so the consent endpoint and a product's pages refuse the
 //! same requests; each page checks its own CSRF token.
 
 use http::HeaderMap;
 
-/// The pairs of a form body or query string, in order, repeated names kept.
-#[derive(Debug, Default)]
-pub struct Form(Vec<(String, String)>);
-
-impl Form {
-    /// Parses `application/x-www-form-urlencoded` bytes (a body or a raw query string).
-    pub fn parse(body: &[u8]) -> Self {
-        Self(url::form_urlencoded::parse(body).into_owned().collect())
-    }
-
-    /// The first value of `name`.
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// Every value of `name`, in order (checkboxes sharing a name).
-    pub fn all(&self, name: &str) -> Vec<String> {
-        self.0
-            .iter()
-            .filter(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-            .collect()
-    }
-
-    /// How many times `name` is given.
-    pub fn count(&self, name: &str) -> usize {
-        self.0.iter().filter(|(k, _)| k == name).count()
-    }
-
-    /// The first value of `name` with every whitespace character removed, empty when absent:
-    /// a one-time code as typed (`123 456`) or pasted with a line break.
-    pub fn compact(&self, name: &str) -> String {
-        self.get(name)
-            .unwrap_or("")
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .collect()
-    }
-}
+/// A form body's or query string's pairs: the platform's, shared with the products' pages.
+pub use mcp_door::web::Form;
 
 /// Whether a form POST comes from one of the issuer's own pages, by the headers browsers set
 /// and pages cannot: `Sec-Fetch-Site`, when sent, is `same-origin` or `none`; `Origin`, when

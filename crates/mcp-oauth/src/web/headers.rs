@@ -3,9 +3,8 @@
 //! same-origin images, no framing, forms post to the site itself), widened only by the one
 //! `form-action` source a consent form's redirect needs.
 
-use axum::body::Body;
 use axum::response::Response;
-use http::{HeaderMap, HeaderValue, StatusCode, header};
+use http::{HeaderMap, HeaderValue, StatusCode};
 
 /// `form-action` last, so a page can append the source its form's redirect leads to.
 const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; \
@@ -56,24 +55,19 @@ pub fn form_action_source(uri: &str) -> Option<String> {
 /// [`content_security_policy`] for `redirect_target`, `Referrer-Policy: no-referrer`,
 /// `Cache-Control: no-store`, `X-Frame-Options: DENY` and `X-Content-Type-Options: nosniff`.
 pub fn secure(headers: &mut HeaderMap, redirect_target: Option<&str>) {
-    let csp = content_security_policy(redirect_target);
-    mcp_door::web::secure_page_headers(
-        headers,
-        HeaderValue::from_str(&csp).unwrap_or_else(|_| HeaderValue::from_static(CSP)),
-    );
+    mcp_door::web::secure_page_headers(headers, policy_value(redirect_target));
+}
+
+/// [`content_security_policy`] as a header value (the fixed policy if it cannot be one).
+fn policy_value(redirect_target: Option<&str>) -> HeaderValue {
+    HeaderValue::from_str(&content_security_policy(redirect_target))
+        .unwrap_or_else(|_| HeaderValue::from_static(CSP))
 }
 
 /// An HTML page (`text/html; charset=utf-8`) with the security headers; `redirect_target` as
 /// in [`content_security_policy`].
 pub fn html_response(status: StatusCode, html: String, redirect_target: Option<&str>) -> Response {
-    let mut response = Response::new(Body::from(html));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    secure(response.headers_mut(), redirect_target);
-    response
+    mcp_door::web::html_page(status, html, policy_value(redirect_target))
 }
 
 /// `location` as a `Location` value: only ASCII. An absolute URI is written as the URL
@@ -109,24 +103,17 @@ pub fn see_other(
     set_cookie: Option<&str>,
     redirect_target: Option<&str>,
 ) -> Response {
-    let mut response = Response::new(Body::empty());
-    *response.status_mut() = StatusCode::SEE_OTHER;
-    match HeaderValue::from_str(&location_value(location)) {
-        Ok(value) => {
-            response.headers_mut().insert(header::LOCATION, value);
-        }
-        Err(_) => *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR,
-    }
-    if let Some(value) = set_cookie.and_then(|c| HeaderValue::from_str(c).ok()) {
-        response.headers_mut().insert(header::SET_COOKIE, value);
-    }
-    secure(response.headers_mut(), redirect_target);
-    response
+    mcp_door::web::see_other(
+        &location_value(location),
+        set_cookie,
+        policy_value(redirect_target),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::header;
 
     #[test]
     fn locations_are_ascii() {

@@ -3,13 +3,13 @@
 //! ([`StoreError`] is its [`DbFailure`]); the statements live in the area files, and the one
 //! place the backends' SQL differs, the row lock, is [`sqlkit::Backend::row_lock`].
 
-use async_trait::async_trait;
 use sqlkit::{Db, DbFailure, Embedded, PoolSettings};
 
 /// A storage failure, already classified for the wire: not found (or a row a write refers to
 /// is missing), conflict (a unique constraint), unavailable (503) or internal. It is sqlkit's
 /// classification itself, not a copy of it.
 pub type StoreError = DbFailure;
+pub use sqlkit::Lifecycle;
 
 const SQLITE_MIGRATIONS: Embedded = Embedded(&[
     (
@@ -79,30 +79,14 @@ impl SqlStore {
     }
 }
 
-/// The database itself: schema, readiness and pool use.
-#[async_trait]
-pub trait Lifecycle: Send + Sync {
-    /// Applies the backend's migrations (idempotent).
-    async fn migrate(&self) -> Result<(), StoreError>;
-    /// A cheap round trip, for readiness.
-    async fn ping(&self) -> Result<(), StoreError>;
-    /// Open and idle connections of the pool, for the metrics.
-    fn pool_use(&self) -> mcp_door::PoolUse;
-}
+/// Sidequest's schema: its own migrations, alone in the database. Migrate, ping and pool use
+/// are sqlkit's one [`Lifecycle`] over it.
+impl sqlkit::Schema for SqlStore {
+    const SQLITE: sqlkit::Embedded = SQLITE_MIGRATIONS;
+    const POSTGRES: sqlkit::Embedded = POSTGRES_MIGRATIONS;
+    const SHARES_DATABASE: bool = false;
 
-#[async_trait]
-impl Lifecycle for SqlStore {
-    async fn migrate(&self) -> Result<(), StoreError> {
-        self.db
-            .migrate(SQLITE_MIGRATIONS, POSTGRES_MIGRATIONS, false)
-            .await
-    }
-
-    async fn ping(&self) -> Result<(), StoreError> {
-        self.db.ping().await
-    }
-
-    fn pool_use(&self) -> mcp_door::PoolUse {
-        mcp_door::PoolUse::of(&self.db)
+    fn db(&self) -> &Db {
+        &self.db
     }
 }

@@ -20,7 +20,7 @@ pub mod timeline;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
@@ -35,18 +35,14 @@ pub const SCRIPT: &str = include_str!("../../static/sidequest.js");
 pub const ICON: &str = include_str!("../../static/favicon.svg");
 
 fn static_file(content_type: &'static str, body: &'static str) -> Response {
-    let mut response = (StatusCode::OK, body).into_response();
-    let h = response.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    h.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("public, max-age=300"),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    response
+    mcp_door::web::with_headers(
+        (StatusCode::OK, body).into_response(),
+        [
+            (header::CONTENT_TYPE, content_type),
+            (header::CACHE_CONTROL, "public, max-age=300"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+    )
 }
 
 async fn stylesheet() -> Response {

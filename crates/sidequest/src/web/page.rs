@@ -7,7 +7,6 @@
 
 use std::sync::OnceLock;
 
-use axum::body::Body;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -194,39 +193,8 @@ impl FromRequestParts<AppState> for Visitor {
     }
 }
 
-/// A form body: its pairs in order, repeated names kept.
-#[derive(Debug, Default)]
-pub struct Form(Vec<(String, String)>);
-
-impl Form {
-    /// Parses `application/x-www-form-urlencoded` bytes; unparsable bytes are an empty form
-    /// (which no CSRF check passes).
-    pub fn parse(body: &[u8]) -> Self {
-        Self(serde_urlencoded::from_bytes(body).unwrap_or_default())
-    }
-
-    /// The first value of `name`.
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// The first value of `name`, or empty.
-    pub fn text(&self, name: &str) -> String {
-        self.get(name).unwrap_or("").to_owned()
-    }
-
-    /// Every value of `name`, in order (checkboxes sharing a name).
-    pub fn all(&self, name: &str) -> Vec<String> {
-        self.0
-            .iter()
-            .filter(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-            .collect()
-    }
-}
+/// A form body's pairs: the platform's (unparsable bytes match no CSRF token).
+pub use mcp_door::web::Form;
 
 impl Visitor {
     /// The signed-in visitor, or a 303 to the sign-in page (which leads back here).
@@ -396,33 +364,16 @@ pub fn secure_headers(headers: &mut HeaderMap) {
 
 /// An HTML page with the security headers.
 pub fn html_response(status: StatusCode, html: String) -> Response {
-    let mut response = Response::new(Body::from(html));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    secure_headers(response.headers_mut());
-    response
+    mcp_door::web::html_page(status, html, HeaderValue::from_static(CSP))
 }
 
 /// A 303 to a local `location`, setting `cookies`.
 pub fn see_other(location: &str, cookies: &[String]) -> Response {
-    let mut response = Response::new(Body::empty());
-    *response.status_mut() = StatusCode::SEE_OTHER;
-    match HeaderValue::from_str(location) {
-        Ok(v) => {
-            response.headers_mut().insert(header::LOCATION, v);
-        }
-        Err(_) => *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR,
-    }
-    for c in cookies {
-        if let Ok(v) = HeaderValue::from_str(c) {
-            response.headers_mut().append(header::SET_COOKIE, v);
-        }
-    }
-    secure_headers(response.headers_mut());
-    response
+    mcp_door::web::see_other(
+        location,
+        cookies.iter().map(String::as_str),
+        HeaderValue::from_static(CSP),
+    )
 }
 
 /// Whether `path` is a path of this site (so a redirect to it cannot leave the site).

@@ -21,7 +21,7 @@ use mcp_door::Catalog;
 use serde_json::json;
 use sidequest::campaign::CampaignService;
 use testkit::mcp::{Client, Reply};
-use testkit::prop::{DEFAULT_CASES, config, sample, schema};
+use testkit::prop::{DEFAULT_CASES, config, door};
 
 use crate::support;
 
@@ -35,14 +35,7 @@ fn counts() -> (usize, usize) {
 /// the text `422: Invalid arguments: <pointer>: <reason>`; arguments that are not an object at
 /// all are a JSON-RPC `-32602` (no tool is reached).
 fn refused(reply: &Reply) -> bool {
-    if reply.status != 200 {
-        return false;
-    }
-    if reply.body["error"]["code"] == json!(-32602) {
-        return true;
-    }
-    reply.body["result"]["isError"] == json!(true)
-        && reply.text().starts_with("422: Invalid arguments: ")
+    door::refused_with(reply, |r| r.text().starts_with("422: Invalid arguments: "))
 }
 
 /// What the doors show of the state a refused call must leave alone.
@@ -56,49 +49,19 @@ async fn state(player: &Client, author: &Client) -> Vec<String> {
 
 async fn check_door(client: &Client, catalog: Option<&Catalog>, player: &Client, author: &Client) {
     let (at_validator, over_http) = counts();
-    let tools = client.request("tools/list", json!({})).await.result()["tools"]
-        .as_array()
-        .expect("tools")
-        .clone();
-    assert!(!tools.is_empty());
-    for tool in &tools {
-        let name = tool["name"].as_str().expect("name");
-        let input = &tool["inputSchema"];
-        let mutations = schema::mutated(input);
+    for tool in &door::listed_tools(client).await {
         if let Some(catalog) = catalog {
-            for args in sample(&schema::valid(input), at_validator) {
-                let violations = catalog.validate(name, &args);
-                assert!(violations.is_empty(), "{name} {args}: {violations:?}");
-            }
-            for (what, args) in sample(&mutations, at_validator) {
-                assert!(
-                    !catalog.validate(name, &args).is_empty(),
-                    "{name} accepted {what}: {args}"
-                );
-            }
+            door::check_validator(catalog, tool, at_validator);
         }
         let before = state(player, author).await;
-        let not_objects = sample(&schema::not_an_object(), 2)
-            .into_iter()
-            .map(|v| ("arguments that are not an object".to_owned(), v));
-        for (what, args) in sample(&mutations, over_http).into_iter().chain(not_objects) {
-            let reply = client.tool(name, args.clone()).await;
-            assert!(refused(&reply), "{name} {what} {args}: {}", reply.body);
-        }
+        door::assert_refused_over_http(client, tool, over_http, 2, refused).await;
         assert_eq!(
             state(player, author).await,
             before,
-            "{name}: a refused call changed something"
+            "{}: a refused call changed something",
+            door::name_of(tool)
         );
-        if tool["annotations"]["readOnlyHint"] == json!(true) {
-            for args in sample(&schema::valid(input), over_http) {
-                let reply = client.tool(name, args.clone()).await;
-                assert_eq!(reply.status, 200, "{name} {args}: {}", reply.body);
-                let answered =
-                    reply.body.get("result").is_some() || reply.body["error"]["code"].is_i64();
-                assert!(answered, "{name} {args}: {}", reply.body);
-            }
-        }
+        door::assert_read_only_answers(client, tool, over_http).await;
     }
 }
 

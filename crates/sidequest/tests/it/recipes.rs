@@ -11,9 +11,10 @@ use tokio::process::Command;
 
 use crate::crash::{BIN, BinServer, demo};
 
-#[path = "../../../../tests/recipes/harness.rs"]
-mod harness;
-use harness::{pinned, readme_recipe, recipes_dir, root, run, shell};
+use testkit::recipes::{
+    listed_tool_names, mcp_list_line, pinned, printed_json, readme_recipe, recipes_dir, root, run,
+    shell, summary_line,
+};
 
 /// What the README writes in place of the address and the credentials.
 const README_BASE: &str = "http://127.0.0.1:8080";
@@ -93,12 +94,7 @@ async fn claude_code_recipe_adds_both_doors_and_connects() {
         world.server.log_text()
     );
     eprintln!("{out}");
-    let line = |name: &str| {
-        out.lines()
-            .find(|l| l.starts_with(&format!("{name}: ")))
-            .unwrap_or_else(|| panic!("claude mcp list does not list {name}:\n{out}"))
-            .to_owned()
-    };
+    let line = |name: &str| mcp_list_line(&out, name);
     let player = line("sidequest");
     assert!(
         player.contains(&format!("{}/play/mcp", world.base)),
@@ -139,8 +135,7 @@ async fn claude_desktop_bridge_recipe_lists_and_calls() {
         "the Claude Desktop recipe failed:\n{out}\n{err}\n{}",
         world.server.log_text()
     );
-    let summary: Value = serde_json::from_str(out.lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("no JSON summary ({e}): {out}"));
+    let summary = summary_line(&out);
     assert_eq!(summary["mcp_remote"], pinned(&dir, "mcp-remote"));
     let tools: Vec<&str> = summary["tools"]
         .as_array()
@@ -180,22 +175,16 @@ async fn inspector_cli_recipe_lists_and_calls() {
         "tools/list failed:\n{out}\n{err}\n{}",
         world.server.log_text()
     );
-    let listed: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
-    let names: Vec<&str> = listed["tools"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{listed}"))
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = listed_tool_names(&out);
     assert_eq!(names.len(), 5, "{names:?}");
-    assert!(names.contains(&"commit_play_turn"), "{names:?}");
+    assert!(names.iter().any(|n| n == "commit_play_turn"), "{names:?}");
     let (ok, out, err) = run(&mut shell(&dir, home.path(), lines[1]), 90, "inspector").await;
     assert!(
         ok,
         "tools/call failed:\n{out}\n{err}\n{}",
         world.server.log_text()
     );
-    let called: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let called = printed_json(&out);
     assert_ne!(called["isError"], true, "{called}");
     assert!(
         called["structuredContent"]["agent_contract"].is_string(),

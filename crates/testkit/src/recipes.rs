@@ -1,9 +1,10 @@
-//! How the tests run README.md's connection recipes, shared by the products' test binaries
-//! (`#[path]`-included by `crates/sidequest/tests/it/recipes.rs` and
-//! `crates/elixir/tests/it/recipes.rs`): the fenced block after a `<!-- recipe: NAME -->`
-//! marker, the clients pinned in this folder's package-lock.json, and a shell that runs README
-//! lines with those clients (Claude Code with its non-essential traffic off, `npx` of the pinned
-//! MCP Inspector answered by the installed one on Node 22), everything on 127.0.0.1.
+//! How the products' tests run README.md's connection recipes: the fenced block after a
+//! `<!-- recipe: NAME -->` marker, the clients pinned in `tests/recipes/package-lock.json`, a
+//! shell that runs README lines with those clients (Claude Code with its non-essential traffic
+//! off, `npx` of the pinned MCP Inspector answered by the installed one on Node 22), everything
+//! on 127.0.0.1, and reading what the clients print (`claude mcp list`'s line of a server, the
+//! inspector's tool names, a script's JSON summary line). What each recipe must show stays in
+//! the product's test.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -12,6 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::process::Command;
 
+/// The workspace's root.
 pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -23,7 +25,7 @@ pub fn recipes_dir() -> Option<PathBuf> {
         return Some(dir);
     }
     assert!(
-        !testkit::db::services_required(),
+        !crate::db::services_required(),
         "tests/recipes is not installed (run `npm ci --prefix tests/recipes`), and \
          REQUIRE_SERVICES=1 requires it"
     );
@@ -33,9 +35,9 @@ pub fn recipes_dir() -> Option<PathBuf> {
 
 /// The version of `package` pinned in `tests/recipes/package-lock.json`.
 pub fn pinned(dir: &Path, package: &str) -> String {
-    let lock: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("package-lock.json")).unwrap())
-            .unwrap();
+    let lock = std::fs::read_to_string(dir.join("package-lock.json"))
+        .expect("tests/recipes/package-lock.json");
+    let lock: Value = serde_json::from_str(&lock).expect("package-lock.json is JSON");
     lock["packages"][format!("node_modules/{package}")]["version"]
         .as_str()
         .unwrap_or_else(|| panic!("{package} is not in tests/recipes/package-lock.json"))
@@ -44,7 +46,7 @@ pub fn pinned(dir: &Path, package: &str) -> String {
 
 /// The fenced block after `<!-- recipe: NAME -->` in README.md, its list indentation removed.
 pub fn readme_recipe(name: &str) -> String {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
     let marker = format!("<!-- recipe: {name} -->");
     let at = readme
         .find(&marker)
@@ -127,4 +129,34 @@ pub fn shell(dir: &Path, home: &Path, script: &str) -> Command {
         command.env_remove(proxy);
     }
     command
+}
+
+/// The line `claude mcp list` printed for the server `name` (`NAME: URL - STATUS`).
+pub fn mcp_list_line(out: &str, name: &str) -> String {
+    out.lines()
+        .find(|l| l.starts_with(&format!("{name}: ")))
+        .unwrap_or_else(|| panic!("claude mcp list does not list {name}:\n{out}"))
+        .to_owned()
+}
+
+/// The tool names of a `tools/list` result the inspector's CLI printed as JSON.
+pub fn listed_tool_names(out: &str) -> Vec<String> {
+    let listed: Value = serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    listed["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .map(|t| t["name"].as_str().expect("a tool name").to_owned())
+        .collect()
+}
+
+/// The JSON a client printed (the inspector's `tools/call` result).
+pub fn printed_json(out: &str) -> Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+/// The JSON summary a script printed on its last line.
+pub fn summary_line(out: &str) -> Value {
+    serde_json::from_str(out.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("no JSON summary ({e}): {out}"))
 }
