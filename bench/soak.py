@@ -554,6 +554,12 @@ def report(rows: list[dict[str, Any]], streams: list[Stream], out: Path, extra: 
     lines.append("")
     totals = {s.name: s.totals for s in streams}
     lines.append(f"Failures over the whole run, by stream and kind: `{json.dumps(totals)}`")
+    notes: dict[str, dict[str, int]] = {}
+    for row in rows:
+        for name, st in row["streams"].items():
+            for k, v in st["notes"].items():
+                notes.setdefault(name, {})[k] = notes.setdefault(name, {}).get(k, 0) + v
+    lines.append(f"Answers the contract defines, not failures (version conflicts after a review), by stream: `{json.dumps(notes)}`")
     for k, v in extra.items():
         lines.append(f"{k}: {v}")
     text = "\n".join(lines) + "\n"
