@@ -18,6 +18,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use http::StatusCode;
@@ -28,7 +29,7 @@ use crate::access::kinds::Kind;
 use crate::domain::{Millis, iso};
 use crate::model::Window;
 use crate::services::{Caller, Services};
-use crate::store::{Meter, StoreError};
+use crate::store::{Meter, SharedStore, StoreError};
 
 pub const HOUR_MS: Millis = 3_600_000;
 pub const DAY_MS: Millis = 86_400_000;
@@ -407,16 +408,61 @@ pub async fn quota(
     }))
 }
 
+/// How long a refund the database could not take is retried, and the longest pause between
+/// tries (a PostgreSQL outage the door answers with 503 while it lasts).
+const REFUND_RETRY_FOR: Duration = Duration::from_secs(600);
+const REFUND_RETRY_MAX_PAUSE: Duration = Duration::from_secs(5);
+
 /// Takes a refunded call back off the daily counter it was billed to (the [`Billed`] the
-/// gate left in the request's extensions; an unbilled call has nothing to refund).
+/// gate left in the request's extensions; an unbilled call has nothing to refund). A refund
+/// the database cannot take now (`Unavailable`: the call failed because the database went
+/// away after the gate billed it) is retried in the background until the database answers,
+/// so an outage never charges for the calls it failed. A refund whose statement met the
+/// fault in flight has an unknown outcome; retrying it may take one call too many back
+/// (never below zero): the caller's favour, not the operator's.
 pub async fn refund(services: &Services, extensions: &Extensions) {
-    if let Some(billed) = extensions.get::<Billed>()
-        && let Err(e) = services
-            .store
+    let Some(billed) = extensions.get::<Billed>() else {
+        return;
+    };
+    match services
+        .store
+        .refund(&billed.subject, Window::Day, billed.start)
+        .await
+    {
+        Ok(()) => {}
+        Err(StoreError::Unavailable(e)) => {
+            tracing::warn!(error = %e, "refund deferred until the database answers");
+            // Detached on purpose: it holds no request and ends by itself; a shutdown that
+            // drops it leaves the call charged, as before.
+            tokio::spawn(retry_refund(Arc::clone(&services.store), billed.clone()));
+        }
+        Err(e) => tracing::warn!(error = %e, "refund not recorded"),
+    }
+}
+
+/// Retries one refund, pausing longer each time, until it is recorded or
+/// [`REFUND_RETRY_FOR`] has passed.
+async fn retry_refund(store: SharedStore, billed: Billed) {
+    let deadline = tokio::time::Instant::now() + REFUND_RETRY_FOR;
+    let mut pause = Duration::from_millis(250);
+    loop {
+        tokio::time::sleep(pause).await;
+        match store
             .refund(&billed.subject, Window::Day, billed.start)
             .await
-    {
-        tracing::warn!(error = %e, "refund not recorded");
+        {
+            Ok(()) => {
+                tracing::info!(subject = %billed.subject, "deferred refund recorded");
+                return;
+            }
+            Err(StoreError::Unavailable(_)) if tokio::time::Instant::now() < deadline => {
+                pause = (pause * 2).min(REFUND_RETRY_MAX_PAUSE);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, subject = %billed.subject, "refund not recorded");
+                return;
+            }
+        }
     }
 }
 

@@ -35,6 +35,7 @@ mod node_oauth;
 mod oauth;
 mod oauth_scopes;
 mod outage;
+mod outage_tools;
 mod output_schemas;
 mod pages;
 mod players_tools;

@@ -127,6 +127,8 @@ pub struct Options {
     pub allowed_origins: Vec<String>,
     /// The database pool's acquire timeout (short in the outage tests).
     pub acquire_timeout: Option<std::time::Duration>,
+    /// The client-side deadline of each PostgreSQL statement (short in the outage tests).
+    pub query_timeout: Option<std::time::Duration>,
 }
 
 impl Default for Options {
@@ -146,6 +148,7 @@ impl Default for Options {
             heavy_query_budget: elixir::services::HEAVY_QUERY_BUDGET,
             allowed_origins: Vec::new(),
             acquire_timeout: None,
+            query_timeout: None,
         }
     }
 }
@@ -183,6 +186,9 @@ pub async fn spawn_with(url: &str, mut options: Options) -> Server {
                 acquire_timeout: options
                     .acquire_timeout
                     .unwrap_or(ServeConfig::default().server.db.acquire_timeout),
+                query_timeout: options
+                    .query_timeout
+                    .unwrap_or(ServeConfig::default().server.db.query_timeout),
                 ..ServeConfig::default().server.db
             },
             ..ServeConfig::default().server
