@@ -43,6 +43,11 @@ const SQLITE_MIGRATIONS: Embedded = Embedded(&[
         "the meta rollups",
         include_str!("../../migrations/sqlite/2000006_meta_days.sql"),
     ),
+    (
+        2_000_007,
+        "games by player",
+        include_str!("../../migrations/sqlite/2000007_games_by_player.sql"),
+    ),
 ]);
 
 const POSTGRES_MIGRATIONS: Embedded = Embedded(&[
@@ -75,6 +80,11 @@ const POSTGRES_MIGRATIONS: Embedded = Embedded(&[
         2_000_006,
         "the meta rollups",
         include_str!("../../migrations/postgres/2000006_meta_days.sql"),
+    ),
+    (
+        2_000_007,
+        "games by player",
+        include_str!("../../migrations/postgres/2000007_games_by_player.sql"),
     ),
 ]);
 
