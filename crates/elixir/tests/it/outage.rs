@@ -15,7 +15,7 @@ use mcp_door::Clock;
 use sqlkit::PoolSettings;
 use testkit::cr_api::{FakeCrApi, World, WorldConfig};
 use testkit::db::TempDir;
-use testkit::proxy::{Proxy, target_of};
+use testkit::proxy::Proxy;
 
 use crate::support::{Server, T0, spawn};
 
@@ -281,9 +281,7 @@ async fn postgres(black_hole: bool) {
         eprintln!("skipped: TEST_DATABASE_URL not set");
         return;
     };
-    let (target, _) = target_of(&url, 5432, None).await;
-    let proxy = Proxy::start(target).await;
-    let (_, via) = target_of(&url, 5432, Some(proxy.addr)).await;
+    let (proxy, via) = Proxy::in_front_of(&url, 5432).await;
     let rig = rig(&url, &via).await;
     pauses_and_resumes(rig, Fault::Proxy { proxy, black_hole }).await;
 }

@@ -18,7 +18,7 @@ use elixir::model::Window;
 use elixir::store::SharedStore;
 use serde_json::{Value, json};
 use testkit::mcp::Reply;
-use testkit::proxy::{Proxy, target_of};
+use testkit::proxy::Proxy;
 use tokio::sync::Notify;
 
 use crate::support::{Options, Server, spawn_with, success};
@@ -131,9 +131,7 @@ async fn tools_through(black_hole: bool) {
         eprintln!("skipped: TEST_DATABASE_URL not set");
         return;
     };
-    let (target, _) = target_of(&url, 5432, None).await;
-    let proxy = Proxy::start(target).await;
-    let (_, via) = target_of(&url, 5432, Some(proxy.addr)).await;
+    let (proxy, via) = Proxy::in_front_of(&url, 5432).await;
     let gate = Arc::new(Gate::default());
     let server = spawn_with(
         &via,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use http::StatusCode;
 use serde_json::json;
-use testkit::proxy::{Proxy, target_of};
+use testkit::proxy::Proxy;
 
 use crate::support::Toy;
 use mcp_door::{Admission, AdmissionError, Limits, RedisAdmission};
@@ -188,9 +188,7 @@ async fn redis_going_away_makes_the_door_answer_503() {
     let Some(url) = redis_url("redis_going_away_makes_the_door_answer_503") else {
         return;
     };
-    let (target, _) = target_of(&url, 6379, None).await;
-    let proxy = Proxy::start(target).await;
-    let (_, via) = target_of(&url, 6379, Some(proxy.addr)).await;
+    let (proxy, via) = Proxy::in_front_of(&url, 6379).await;
     let admission = RedisAdmission::connect(&via, &prefix(), limits(100, 10, 10))
         .await
         .unwrap();

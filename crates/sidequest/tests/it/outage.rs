@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use sidequest::app::ServeConfig;
-use testkit::proxy::{Proxy, target_of};
+use testkit::proxy::Proxy;
 use uuid::Uuid;
 
 use crate::crash::{PER_TURN, call, op_id, tool_ok, turn_args, whole_journal};
@@ -24,9 +24,7 @@ async fn database_unavailable_is_503() {
         eprintln!("skipped: TEST_DATABASE_URL not set");
         return;
     };
-    let (target, _) = target_of(&url, 5432, None).await;
-    let proxy = Proxy::start(target).await;
-    let (_, via) = target_of(&url, 5432, Some(proxy.addr)).await;
+    let (proxy, via) = Proxy::in_front_of(&url, 5432).await;
     let mut config = ServeConfig::default();
     config.server.limits = support::generous();
     config.server.db.acquire_timeout = Duration::from_millis(500);
@@ -59,9 +57,7 @@ async fn redis_unavailable_is_503() {
         eprintln!("skipped: TEST_REDIS_URL not set");
         return;
     };
-    let (target, _) = target_of(&redis, 6379, None).await;
-    let proxy = Proxy::start(target).await;
-    let (_, via) = target_of(&redis, 6379, Some(proxy.addr)).await;
+    let (proxy, via) = Proxy::in_front_of(&redis, 6379).await;
     let (_dir, url) = testkit::db::fresh_sqlite_url();
     let mut config = ServeConfig::default();
     config.server.limits = support::generous();
@@ -279,9 +275,7 @@ async fn stream_through(
 /// statement).
 async fn postgres_behind() -> Option<(Proxy, support::Server)> {
     let url = testkit::db::fresh_postgres().await?;
-    let (target, _) = target_of(&url, 5432, None).await;
-    let proxy = Proxy::start(target).await;
-    let (_, via) = target_of(&url, 5432, Some(proxy.addr)).await;
+    let (proxy, via) = Proxy::in_front_of(&url, 5432).await;
     let mut config = ServeConfig::default();
     config.server.limits = support::generous();
     config.server.db.acquire_timeout = Duration::from_secs(1);
@@ -513,9 +507,7 @@ async fn redis_cut_and_black_hole_then_resume() {
         eprintln!("skipped: TEST_REDIS_URL not set");
         return;
     };
-    let (target, _) = target_of(&redis, 6379, None).await;
-    let proxy = Proxy::start(target).await;
-    let (_, via) = target_of(&redis, 6379, Some(proxy.addr)).await;
+    let (proxy, via) = Proxy::in_front_of(&redis, 6379).await;
     let (_dir, url) = testkit::db::fresh_sqlite_url();
     let mut config = ServeConfig::default();
     config.server.limits = mcp_door::Limits {
