@@ -31,7 +31,7 @@ pub use metering::{Meter, Metered, MeteringStore};
 pub use player_reads::{BattleTally, PlayerReads, UpstreamTally};
 pub use polls::PollStore;
 pub use record::{BattleQuery, RecordStore};
-pub use sql_store::{Lifecycle, SqlStore, StoreError};
+pub use sql_store::{Lifecycle, POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS, SqlStore, StoreError};
 pub use tracking::{Bound, Identity, TrackingStore};
 
 /// Every area at once: what the server shares. Implemented for anything that implements

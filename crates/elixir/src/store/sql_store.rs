@@ -12,7 +12,8 @@ use sqlkit::{Db, Done, Embedded, PoolSettings};
 pub use sqlkit::DbFailure as StoreError;
 pub use sqlkit::Lifecycle;
 
-const SQLITE_MIGRATIONS: Embedded = Embedded(&[
+/// Elixir's SQLite migrations, in order.
+pub const SQLITE_MIGRATIONS: Embedded = Embedded(&[
     (
         2_000_001,
         "elixir init",
@@ -50,7 +51,8 @@ const SQLITE_MIGRATIONS: Embedded = Embedded(&[
     ),
 ]);
 
-const POSTGRES_MIGRATIONS: Embedded = Embedded(&[
+/// Elixir's PostgreSQL migrations, in order.
+pub const POSTGRES_MIGRATIONS: Embedded = Embedded(&[
     (
         2_000_001,
         "elixir init",

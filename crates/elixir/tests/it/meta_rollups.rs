@@ -10,7 +10,10 @@ use std::time::Duration;
 
 use elixir::model::NewBattle;
 use elixir::recorder::ingest::{new_battles, observer_name};
-use elixir::store::{DeckGames, MetaQuery, MetaRows, SegmentFilter, SharedStore};
+use elixir::store::{
+    DeckGames, MetaQuery, MetaRows, POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS, SegmentFilter,
+    SharedStore,
+};
 use elixir_record::{Battle, Tag};
 use sqlkit::{Cols, Db, Embedded, sql};
 use testkit::cr_api::render::battle_json;
@@ -142,64 +145,12 @@ async fn corpus_rollups_answer_as_every_game(url: &str) {
     assert!(before.population.battles_in_window >= before.population.decided_battles);
 }
 
-/// Elixir's migrations up to `version` on `url`'s backend, as the store embeds them.
+/// Elixir's migrations up to `version` on `db`'s backend, as the store embeds them.
 async fn migrate_to(db: &Db, version: i64) {
-    const SQLITE: &[(i64, &str, &str)] = &[
-        (
-            2_000_001,
-            "elixir init",
-            include_str!("../../migrations/sqlite/2000001_init.sql"),
-        ),
-        (
-            2_000_002,
-            "elixir upstream",
-            include_str!("../../migrations/sqlite/2000002_upstream.sql"),
-        ),
-        (
-            2_000_003,
-            "audit by agent",
-            include_str!("../../migrations/sqlite/2000003_audit_agent.sql"),
-        ),
-        (
-            2_000_004,
-            "the record",
-            include_str!("../../migrations/sqlite/2000004_record.sql"),
-        ),
-        (
-            2_000_005,
-            "the meta index",
-            include_str!("../../migrations/sqlite/2000005_meta.sql"),
-        ),
-    ];
-    const POSTGRES: &[(i64, &str, &str)] = &[
-        (
-            2_000_001,
-            "elixir init",
-            include_str!("../../migrations/postgres/2000001_init.sql"),
-        ),
-        (
-            2_000_002,
-            "elixir upstream",
-            include_str!("../../migrations/postgres/2000002_upstream.sql"),
-        ),
-        (
-            2_000_003,
-            "audit by agent",
-            include_str!("../../migrations/postgres/2000003_audit_agent.sql"),
-        ),
-        (
-            2_000_004,
-            "the record",
-            include_str!("../../migrations/postgres/2000004_record.sql"),
-        ),
-        (
-            2_000_005,
-            "the meta index",
-            include_str!("../../migrations/postgres/2000005_meta.sql"),
-        ),
-    ];
-    let n = usize::try_from(version - 2_000_000).unwrap();
-    db.migrate(Embedded(&SQLITE[..n]), Embedded(&POSTGRES[..n]), true)
+    let upto = |all: &'static [(i64, &'static str, &'static str)]| {
+        Embedded(&all[..all.iter().take_while(|m| m.0 <= version).count()])
+    };
+    db.migrate(upto(SQLITE_MIGRATIONS.0), upto(POSTGRES_MIGRATIONS.0), true)
         .await
         .unwrap();
 }
