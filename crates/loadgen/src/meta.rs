@@ -1,8 +1,10 @@
 //! `loadgen meta`: the benchmark of Elixir's heavy tools (docs/benchmarks.md, "Elixir meta
 //! tools"). It fills a fresh database from cr-fake's generated world — every tracked player's
-//! whole battle history from their own log (a battle between two tracked players arrives
-//! from both logs), their profiles and the clans' member lists — through the store's own
-//! ingest path, measuring ingest battles/s; then calls `battles_meta_decks` and
+//! battle history from their own log (a battle between two tracked players arrives from both
+//! logs), by default each player's whole history at once (a backfill), or in time order as a
+//! recorder reads it (`--order time`: each player's log once per `--log-hours`); their profiles
+//! and the clans' member lists — through the store's own ingest path, measuring ingest
+//! battles/s; then calls `battles_meta_decks` and
 //! `battles_meta_cards` through the tool handlers (the spec, the budget, the rollup; no HTTP)
 //! over the whole season's corpus and over one clan, and reports p50/p95 and the process's
 //! peak RSS as JSON.
@@ -19,6 +21,7 @@ use elixir::app::{AppState, ServeConfig};
 use elixir::mcp::spec::{Fail, ToolCtx};
 use elixir::recorder::ingest::{clan_rows, new_battles, observer_name, player_rows};
 use elixir::services::{Caller, Credential};
+use elixir::store::SharedStore;
 use elixir_record::normalize::clan::ClanProfile;
 use elixir_record::normalize::player::PlayerProfile;
 use elixir_record::{Battle, Tag};
@@ -54,9 +57,17 @@ pub struct MetaArgs {
     /// The world's seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Battles per ingest call (one transaction).
+    /// Battles per ingest call (one transaction) at the most.
     #[arg(long, default_value_t = 250)]
     chunk: usize,
+    /// The order battles reach the store: `player` (each player's whole history at once, a
+    /// backfill) or `time` (as a recorder reads logs: every player's log read once per
+    /// `--log-hours`, the history in time order).
+    #[arg(long, value_enum, default_value_t = FillOrder::Player)]
+    order: FillOrder,
+    /// With `--order time`: the hours between two reads of one player's log.
+    #[arg(long, default_value_t = 24)]
+    log_hours: u32,
     /// Calls per measured case.
     #[arg(long, default_value_t = 20)]
     runs: usize,
@@ -69,6 +80,132 @@ pub struct MetaArgs {
     /// Skip the fill (measure the queries on a database filled before).
     #[arg(long)]
     no_fill: bool,
+}
+
+/// How the fill hands battles to the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum FillOrder {
+    Time,
+    Player,
+}
+
+impl FillOrder {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Time => "time",
+            Self::Player => "player",
+        }
+    }
+}
+
+/// What the fill's ingest calls stored, and the seconds spent in them (rendering and parsing
+/// the logs excluded).
+#[derive(Debug, Default)]
+struct Ingest {
+    observations: usize,
+    battles: usize,
+    seconds: f64,
+    calls: usize,
+}
+
+impl Ingest {
+    /// One log read of `player`: `battles` (world indices, ascending), parsed, then stored in
+    /// calls of at most `chunk`, read at `read_at`.
+    async fn log(
+        &mut self,
+        world: &World,
+        store: &SharedStore,
+        player: u32,
+        battles: &[u32],
+        chunk: usize,
+        read_at: i64,
+    ) -> anyhow::Result<()> {
+        if battles.is_empty() {
+            return Ok(());
+        }
+        let p = &world.players()[player as usize];
+        let tag = Tag::parse(&p.tag).map_err(|e| anyhow!("{e}"))?;
+        let parsed: Vec<Battle> = battles
+            .iter()
+            .map(|&b| &world.battles()[b as usize])
+            .filter_map(|b| battle_json(world, b, player))
+            .map(|j| Battle::from_upstream(&j).map_err(|e| anyhow!("{e}")))
+            .collect::<Result<_, _>>()?;
+        let rows = new_battles(&tag, &parsed)?;
+        let name = observer_name(&tag, &parsed);
+        let timed = Instant::now();
+        for part in rows.chunks(chunk.max(1)) {
+            let done = store.ingest_battles(&p.tag, name, read_at, part).await?;
+            self.observations += done.new_observations;
+            self.battles += done.new_battles;
+            self.calls += 1;
+        }
+        self.seconds += timed.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    fn progress(&self, label: &str) {
+        eprintln!(
+            "{label}: {} observations, {} battles, {:.0} battles/s",
+            self.observations,
+            self.battles,
+            self.battles as f64 / self.seconds.max(1e-9)
+        );
+    }
+}
+
+/// Every player's whole history in one log (a backfill), player after player.
+async fn fill_by_player(
+    world: &World,
+    store: &SharedStore,
+    chunk: usize,
+) -> anyhow::Result<Ingest> {
+    let mut ingest = Ingest::default();
+    for i in 0..world.players().len() {
+        let index = u32::try_from(i)?;
+        ingest
+            .log(world, store, index, world.battles_of(index), chunk, END)
+            .await?;
+        if i % 200 == 199 {
+            ingest.progress(&format!("{} players", i + 1));
+        }
+    }
+    Ok(ingest)
+}
+
+/// The history as a recorder meets it: rounds of `log_hours`, each reading every player's
+/// battles of that stretch, oldest round first.
+async fn fill_by_time(
+    world: &World,
+    store: &SharedStore,
+    chunk: usize,
+    log_hours: u32,
+) -> anyhow::Result<Ingest> {
+    let step = i64::from(log_hours.max(1)) * 3_600_000;
+    let start = world.config().start_millis();
+    let mut ingest = Ingest::default();
+    // each player's next unread battle (an index into battles_of)
+    let mut next = vec![0usize; world.players().len()];
+    let mut round_end = start + step;
+    while round_end < END + step {
+        let read_at = round_end.min(END);
+        for (i, cursor) in next.iter_mut().enumerate() {
+            let index = u32::try_from(i)?;
+            let all = world.battles_of(index);
+            let upto = *cursor
+                + all[*cursor..]
+                    .iter()
+                    .take_while(|&&b| world.battles()[b as usize].time_millis() < read_at)
+                    .count();
+            ingest
+                .log(world, store, index, &all[*cursor..upto], chunk, read_at)
+                .await?;
+            *cursor = upto;
+        }
+        ingest.progress(&format!("read at {}", elixir::domain::iso(read_at)));
+        round_end += step;
+    }
+    Ok(ingest)
 }
 
 /// Nearest-rank percentile of sorted milliseconds.
@@ -120,44 +257,31 @@ pub async fn run(args: MetaArgs) -> anyhow::Result<()> {
             let (row, members) = clan_rows(&read.profile, start)?;
             store.put_clan(&row, &members, start).await?;
         }
-        let (mut observations, mut new_battles_total, mut ingest_s) = (0usize, 0usize, 0f64);
-        for (i, p) in world.players().iter().enumerate() {
+        let ingest = match args.order {
+            FillOrder::Player => fill_by_player(&world, &store, args.chunk).await?,
+            FillOrder::Time => fill_by_time(&world, &store, args.chunk, args.log_hours).await?,
+        };
+        for i in 0..world.players().len() {
             let index = u32::try_from(i)?;
-            let tag = Tag::parse(&p.tag).map_err(|e| anyhow!("{e}"))?;
-            let battles: Vec<Battle> = world
-                .battles_of(index)
-                .iter()
-                .map(|&b| &world.battles()[b as usize])
-                .filter_map(|b| battle_json(&world, b, index))
-                .map(|j| Battle::from_upstream(&j).map_err(|e| anyhow!("{e}")))
-                .collect::<Result<_, _>>()?;
-            let rows = new_battles(&tag, &battles)?;
-            let name = observer_name(&tag, &battles);
-            let timed = Instant::now();
-            for chunk in rows.chunks(args.chunk.max(1)) {
-                let done = store.ingest_battles(&p.tag, name, END, chunk).await?;
-                observations += done.new_observations;
-                new_battles_total += done.new_battles;
-            }
-            ingest_s += timed.elapsed().as_secs_f64();
             let profile = player_json(&world, index, END).context("profile")?;
             let read = PlayerProfile::from_upstream(profile.to_string().as_bytes())?;
             let (row, snapshot) = player_rows(&read.profile, END)?;
             store.put_player(&row, &snapshot).await?;
-            if i % 200 == 199 {
-                eprintln!(
-                    "{} players, {observations} observations, {:.0} obs/s",
-                    i + 1,
-                    observations as f64 / ingest_s
-                );
-            }
         }
+        let Ingest {
+            observations,
+            battles: new_battles_total,
+            seconds: ingest_s,
+            calls,
+        } = ingest;
         fill = json!({
             "battles": new_battles_total,
             "observations": observations,
             "ingest_seconds": round(ingest_s),
             "battles_per_s": round(new_battles_total as f64 / ingest_s),
             "observations_per_s": round(observations as f64 / ingest_s),
+            "order": args.order.as_str(),
+            "ingest_calls": calls,
             "fill_seconds": round(t.elapsed().as_secs_f64()),
         });
         eprintln!("fill: {fill}");
