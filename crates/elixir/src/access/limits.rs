@@ -5,7 +5,7 @@
 //!
 //! A `tools/call` the door will resolve (a tool of the registry, visible to the caller's kind,
 //! within its scopes) is metered in one statement when it is framed: the hour and the day
-//! together ([`MeteringStore::meter`](crate::store::MeteringStore::meter)), with the day's live
+//! together ([`DoorStore::meter`](crate::store::DoorStore::meter)), with the day's live
 //! count and the card catalogue's stamp read beside them. What the day decided is answered at
 //! the tool stage, as when the two were counted apart: a full day refuses there, after the
 //! door's own checks. A call the door refuses between the stages anyway (arguments not an

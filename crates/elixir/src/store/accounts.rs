@@ -1,20 +1,15 @@
 //! The accounts area: accounts, their agents and integrations, service keys (as digests) and
-//! the settings people change on the account pages. [`AccountStore`] and its SQL. The door
-//! reads ([`AccountStore::door_agent_by_key_digest`] and its siblings) also count the
-//! caller's waiting feedback replies, so authenticating a call is one statement; what counts
-//! as waiting is the ledger's condition ([`RESPONSE_PENDING`]).
+//! the settings people change on the account pages. [`AccountStore`] and its SQL. The reads
+//! a door authenticates a call with are the door area's (`store/door.rs`).
 
 use async_trait::async_trait;
 use sqlkit::sql;
 use uuid::Uuid;
 
-use super::rows::{
-    self, ACCOUNT_COLUMNS, AGENT_COLUMNS, OWNER_PREFIX, PENDING_COLUMN, RESPONSE_PENDING,
-    columns_of,
-};
+use super::rows::{self, ACCOUNT_COLUMNS, AGENT_COLUMNS};
 use super::sql_store::{SqlStore, StoreError, found};
 use crate::access::kinds::Tier;
-use crate::model::{Account, Agent, DoorAccount, DoorAgent};
+use crate::model::{Account, Agent};
 
 /// Accounts, agents, keys and settings.
 #[async_trait]
@@ -46,34 +41,6 @@ pub trait AccountStore: Send + Sync + 'static {
     async fn set_agent_timezone(&self, id: Uuid, timezone: &str) -> Result<(), StoreError>;
     /// Replaces the capabilities of the agent's service key (space-separated; empty = all five).
     async fn set_agent_key_scopes(&self, id: Uuid, scopes: &str) -> Result<(), StoreError>;
-
-    /// The agent whose service key has this digest, with its owner and its waiting replies:
-    /// what a door authenticates a service key with, in one statement.
-    async fn door_agent_by_key_digest(&self, digest: &str)
-    -> Result<Option<DoorAgent>, StoreError>;
-    /// The agent whose door carries this public id, with its owner and its waiting replies:
-    /// what an agent or integration door authenticates an OAuth token with, in one statement.
-    async fn door_agent_by_public_id(
-        &self,
-        public_id: &str,
-    ) -> Result<Option<DoorAgent>, StoreError>;
-    /// The account with this id and the replies waiting in its own ledger: what the person
-    /// door authenticates an OAuth token with, in one statement.
-    async fn door_account(&self, id: Uuid) -> Result<Option<DoorAccount>, StoreError>;
-}
-
-/// The door read of an agent chosen by `agent_filter` (on `g`, with `$1`): the agent, its
-/// owner (a left join: a missing owner reads as nulls) and the responses waiting in the
-/// agent's ledger.
-fn door_agent_read(agent_filter: &str) -> String {
-    format!(
-        "SELECT {}, {}, \
-         (SELECT COUNT(*) FROM feedback f WHERE f.account_id = g.owner_account_id \
-         AND f.agent_id = g.id AND {RESPONSE_PENDING}) AS {PENDING_COLUMN} \
-         FROM agents g LEFT JOIN accounts o ON o.id = g.owner_account_id WHERE {agent_filter}",
-        columns_of("g", AGENT_COLUMNS, ""),
-        columns_of("o", ACCOUNT_COLUMNS, OWNER_PREFIX),
-    )
 }
 
 #[async_trait]
@@ -231,46 +198,5 @@ impl AccountStore for SqlStore {
                 .execute(&self.db)
                 .await?,
         )
-    }
-
-    async fn door_agent_by_key_digest(
-        &self,
-        digest: &str,
-    ) -> Result<Option<DoorAgent>, StoreError> {
-        sql(door_agent_read("g.key_digest = $1"))
-            .bind(digest)
-            .fetch_optional(&self.db)
-            .await?
-            .as_ref()
-            .map(rows::door_agent)
-            .transpose()
-    }
-
-    async fn door_agent_by_public_id(
-        &self,
-        public_id: &str,
-    ) -> Result<Option<DoorAgent>, StoreError> {
-        sql(door_agent_read("g.public_id = $1"))
-            .bind(public_id)
-            .fetch_optional(&self.db)
-            .await?
-            .as_ref()
-            .map(rows::door_agent)
-            .transpose()
-    }
-
-    async fn door_account(&self, id: Uuid) -> Result<Option<DoorAccount>, StoreError> {
-        sql(format!(
-            "SELECT {ACCOUNT_COLUMNS}, \
-             (SELECT COUNT(*) FROM feedback f WHERE f.account_id = accounts.id \
-             AND f.agent_id IS NULL AND {RESPONSE_PENDING}) AS {PENDING_COLUMN} \
-             FROM accounts WHERE id = $1"
-        ))
-        .bind(id)
-        .fetch_optional(&self.db)
-        .await?
-        .as_ref()
-        .map(rows::door_account)
-        .transpose()
     }
 }

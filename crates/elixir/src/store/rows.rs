@@ -8,8 +8,7 @@ use super::sql_store::StoreError;
 use crate::access::kinds::{Kind, Tier};
 use crate::domain::FeedbackStatus;
 use crate::model::{
-    Account, Agent, AuditEntry, DoorAccount, DoorAgent, Feedback, RawPayload, Receipt,
-    RefusalCount, StoredCatalogue,
+    Account, Agent, AuditEntry, Feedback, RawPayload, Receipt, RefusalCount, StoredCatalogue,
 };
 
 /// The columns of `accounts`, in [`Account`]'s order.
@@ -25,10 +24,6 @@ pub(super) const FEEDBACK_COLUMNS: &str = "id, account_id, agent_id, principal_k
 /// The condition on a `feedback` row whose operator response waits to be delivered (its
 /// columns are feedback's alone, so it needs no table name in a join).
 pub(super) const RESPONSE_PENDING: &str = "response IS NOT NULL AND delivered_at IS NULL";
-/// The column of a door read holding the caller's pending responses.
-pub(super) const PENDING_COLUMN: &str = "pending_responses";
-/// The prefix of the owner account's columns in a door read of an agent.
-pub(super) const OWNER_PREFIX: &str = "owner_";
 /// The columns of `audit`, in [`AuditEntry`]'s order.
 pub(super) const AUDIT_COLUMNS: &str = "request_id, account_id, agent_id, door, tool, arguments, \
      response, error_code, duration_ms, created_at";
@@ -39,20 +34,6 @@ pub(super) const RECEIPT_COLUMNS: &str =
     "endpoint, subject, fetched_at, status, payload_sha256, admission";
 /// The columns of `upstream_raw`, in [`RawPayload`]'s order.
 pub(super) const RAW_COLUMNS: &str = "payload_sha256, endpoint, subject, body, fetched_at";
-
-/// `columns` (one of the lists above) qualified by `table`, each renamed `<prefix><column>`
-/// when a prefix is given: one side's column list in a join.
-pub(super) fn columns_of(table: &str, columns: &str, prefix: &str) -> String {
-    columns
-        .split(',')
-        .map(str::trim)
-        .map(|c| match prefix {
-            "" => format!("{table}.{c}"),
-            _ => format!("{table}.{c} AS {prefix}{c}"),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
 
 fn stored<T>(text: &str, parse: fn(&str) -> Option<T>, what: &str) -> Result<T, StoreError> {
     parse(text).ok_or_else(|| StoreError::Internal(format!("stored {what} {text:?} is unknown")))
@@ -67,8 +48,8 @@ pub(super) fn account(r: &impl Cols) -> Result<Account, StoreError> {
     account_at(r, "")
 }
 
-/// The account whose columns carry `prefix` (see [`columns_of`]).
-fn account_at(r: &impl Cols, prefix: &str) -> Result<Account, StoreError> {
+/// The account whose columns carry `prefix` (a join's side, as `store/door.rs` names it).
+pub(super) fn account_at(r: &impl Cols, prefix: &str) -> Result<Account, StoreError> {
     let col = |name: &str| format!("{prefix}{name}");
     Ok(Account {
         id: r.uuid(&col("id"))?,
@@ -77,28 +58,6 @@ fn account_at(r: &impl Cols, prefix: &str) -> Result<Account, StoreError> {
         timezone: r.text(&col("timezone"))?,
         primary_player_tag: r.opt_text(&col("primary_player_tag"))?,
         created_at: r.int(&col("created_at"))?,
-    })
-}
-
-/// A door read of an agent: its columns, its owner's under [`OWNER_PREFIX`] (null when the
-/// owner is gone) and [`PENDING_COLUMN`].
-pub(super) fn door_agent(r: &impl Cols) -> Result<DoorAgent, StoreError> {
-    let owner = match r.opt_text(&format!("{OWNER_PREFIX}id"))? {
-        Some(_) => Some(account_at(r, OWNER_PREFIX)?),
-        None => None,
-    };
-    Ok(DoorAgent {
-        agent: agent(r)?,
-        owner,
-        pending_responses: r.int(PENDING_COLUMN)?,
-    })
-}
-
-/// A door read of an account: its columns and [`PENDING_COLUMN`].
-pub(super) fn door_account(r: &impl Cols) -> Result<DoorAccount, StoreError> {
-    Ok(DoorAccount {
-        account: account(r)?,
-        pending_responses: r.int(PENDING_COLUMN)?,
     })
 }
 
@@ -196,26 +155,4 @@ pub(super) fn catalogue(r: &impl Cols) -> Result<StoredCatalogue, StoreError> {
         payload_sha256: r.text("payload_sha256")?,
         observed_at: r.int("observed_at")?,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn one_side_of_a_join_names_every_column() {
-        assert_eq!(
-            columns_of("o", ACCOUNT_COLUMNS, OWNER_PREFIX),
-            "o.id AS owner_id, o.email AS owner_email, o.tier AS owner_tier, \
-             o.timezone AS owner_timezone, o.primary_player_tag AS owner_primary_player_tag, \
-             o.created_at AS owner_created_at"
-        );
-        let agent = columns_of("g", AGENT_COLUMNS, "");
-        assert!(
-            agent.starts_with("g.id, g.public_id, g.owner_account_id, "),
-            "{agent}"
-        );
-        assert!(agent.ends_with(", g.created_at, g.clan_tag"), "{agent}");
-        assert_eq!(agent.matches("g.").count(), 11);
-    }
 }

@@ -19,9 +19,9 @@ use elixir::model::{
     TrackClan, TrackPlayer, TrackResult, TrackedClan, TrackedPlayer,
 };
 use elixir::store::{
-    AccountStore, BattleQuery, BattleTally, Bound, DeckDetail, Identity, LedgerStore, Lifecycle,
-    MetaQuery, MetaReads, MetaRows, Meter, Metered, MeteringStore, PlayerReads, PollStore,
-    RecordStore, SharedStore, StoreError, TrackingStore, UpstreamTally,
+    AccountStore, BattleQuery, BattleTally, Bound, DeckDetail, DoorStore, Identity, LedgerStore,
+    Lifecycle, MetaQuery, MetaReads, MetaRows, Meter, Metered, MeteringStore, PlayerReads,
+    PollStore, RecordStore, SharedStore, StoreError, TrackingStore, UpstreamTally,
 };
 use uuid::Uuid;
 
@@ -136,7 +136,10 @@ impl AccountStore for CountingStore {
         self.note("set_agent_key_scopes");
         self.inner.set_agent_key_scopes(id, scopes).await
     }
+}
 
+#[async_trait]
+impl DoorStore for CountingStore {
     async fn door_agent_by_key_digest(
         &self,
         digest: &str,
@@ -156,6 +159,16 @@ impl AccountStore for CountingStore {
     async fn door_account(&self, id: Uuid) -> Result<Option<DoorAccount>, StoreError> {
         self.note("door_account");
         self.inner.door_account(id).await
+    }
+
+    async fn meter(&self, meter: &Meter<'_>) -> Result<Metered, StoreError> {
+        self.note("meter");
+        self.inner.meter(meter).await
+    }
+
+    async fn refund(&self, subject: &str, window: Window, start: Millis) -> Result<(), StoreError> {
+        self.note("refund");
+        self.inner.refund(subject, window, start).await
     }
 }
 
@@ -184,16 +197,6 @@ impl MeteringStore for CountingStore {
         self.inner
             .spend_reading(subject, beside, window, start, limit)
             .await
-    }
-
-    async fn meter(&self, meter: &Meter<'_>) -> Result<Metered, StoreError> {
-        self.note("meter");
-        self.inner.meter(meter).await
-    }
-
-    async fn refund(&self, subject: &str, window: Window, start: Millis) -> Result<(), StoreError> {
-        self.note("refund");
-        self.inner.refund(subject, window, start).await
     }
 
     async fn usage(&self, subject: &str, window: Window, start: Millis) -> Result<i64, StoreError> {
