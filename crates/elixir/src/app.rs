@@ -73,24 +73,44 @@ impl Default for ServeConfig {
     }
 }
 
-/// A failure to start the server.
+/// A failure to start the server: in a part every server has ([`mcp_door::StartError`]:
+/// store, admission, catalogs, listener) or in one only Elixir starts.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StartError {
-    #[error("database: {0}")]
-    Store(#[from] store::StoreError),
-    #[error("admission: {0}")]
-    Admission(#[from] mcp_door::AdmissionError),
-    #[error("catalog: {0}")]
-    Catalog(#[from] mcp_door::CatalogError),
+    #[error(transparent)]
+    Server(#[from] mcp_door::StartError),
     #[error("content: {0}")]
     Content(String),
-    #[error("server: {0}")]
-    Io(#[from] std::io::Error),
     #[error("{0}")]
     OAuth(#[from] OAuthSetupError),
     #[error("upstream: {0}")]
     Upstream(#[from] UpstreamError),
+}
+
+// The platform's failures, met directly in Elixir's start-up, are its `Server` part.
+impl From<sqlkit::OpenError> for StartError {
+    fn from(err: sqlkit::OpenError) -> Self {
+        Self::Server(err.into())
+    }
+}
+
+impl From<mcp_door::AdmissionError> for StartError {
+    fn from(err: mcp_door::AdmissionError) -> Self {
+        Self::Server(err.into())
+    }
+}
+
+impl From<mcp_door::CatalogError> for StartError {
+    fn from(err: mcp_door::CatalogError) -> Self {
+        Self::Server(err.into())
+    }
+}
+
+impl From<std::io::Error> for StartError {
+    fn from(err: std::io::Error) -> Self {
+        Self::Server(err.into())
+    }
 }
 
 /// The state the doors share.
@@ -284,8 +304,11 @@ pub async fn run(
     random: Arc<dyn Random>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), StartError> {
-    let store = store::connect(&config.server.database_url, &config.server.db).await?;
-    store.migrate().await?;
+    let store = sqlkit::open_migrated(store::connect(
+        &config.server.database_url,
+        &config.server.db,
+    ))
+    .await?;
     // One database for both: mcp-oauth's migrations share `_sqlx_migrations` (both migrators
     // ignore the other's versions).
     let oauth_store = crate::access::oauth::connect_store(&config.server.database_url).await?;

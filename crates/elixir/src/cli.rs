@@ -325,7 +325,6 @@ pub enum FeedbackCommand {
     },
 }
 
-/// Opens and migrates the database for a one-shot command, with the default pool.
 /// The real clock, or with the `test-clock` feature and `ELIXIR_TEST_CLOCK_FILE` set, the real
 /// clock shifted by that file's seconds.
 fn system_clock() -> Arc<dyn Clock> {
@@ -337,12 +336,9 @@ fn system_clock() -> Arc<dyn Clock> {
     Arc::new(SystemClock)
 }
 
+/// Opens and migrates the database for a one-shot command, with the default pool.
 async fn open(url: &str) -> anyhow::Result<SharedStore> {
-    let store = store::connect(url, &ServeConfig::default().server.db)
-        .await
-        .context("connecting to the database")?;
-    store.migrate().await.context("migrating the database")?;
-    Ok(store)
+    Ok(sqlkit::open_migrated(store::connect(url, &ServeConfig::default().server.db)).await?)
 }
 
 fn tier(text: &str) -> anyhow::Result<Tier> {
@@ -647,34 +643,32 @@ mod tests {
     fn serve_keeps_its_flags_and_elixir_env_names() {
         use clap::CommandFactory;
         let command = super::Cli::command();
-        command.clone().debug_assert();
-        let serve = command.find_subcommand("serve").unwrap();
-        for (flag, env) in [
-            ("bind", "ELIXIR_BIND"),
-            ("redis-url", "ELIXIR_REDIS_URL"),
-            ("client-address-header", "ELIXIR_CLIENT_ADDRESS_HEADER"),
-            ("metrics-bind", "ELIXIR_METRICS_BIND"),
-            ("db-max-connections", "ELIXIR_DB_MAX_CONNECTIONS"),
-            ("allowed-origin", "ELIXIR_ALLOWED_ORIGINS"),
-            ("tls-cert", "ELIXIR_TLS_CERT"),
-            ("tls-key", "ELIXIR_TLS_KEY"),
-            ("max-connections", "ELIXIR_MAX_CONNECTIONS"),
-            ("header-timeout-secs", "ELIXIR_HEADER_TIMEOUT_SECS"),
-            ("public-url", "ELIXIR_PUBLIC_URL"),
-            ("hourly-rate", "ELIXIR_HOURLY_RATE"),
-        ] {
-            let arg = serve
-                .get_arguments()
-                .find(|a| a.get_long() == Some(flag))
-                .unwrap_or_else(|| panic!("no --{flag}"));
-            assert_eq!(arg.get_env(), Some(std::ffi::OsStr::new(env)), "--{flag}");
-        }
+        testkit::cli::assert_flag_envs(
+            &command,
+            "serve",
+            &[
+                ("bind", "ELIXIR_BIND"),
+                ("redis-url", "ELIXIR_REDIS_URL"),
+                ("client-address-header", "ELIXIR_CLIENT_ADDRESS_HEADER"),
+                ("metrics-bind", "ELIXIR_METRICS_BIND"),
+                ("db-max-connections", "ELIXIR_DB_MAX_CONNECTIONS"),
+                ("allowed-origin", "ELIXIR_ALLOWED_ORIGINS"),
+                ("tls-cert", "ELIXIR_TLS_CERT"),
+                ("tls-key", "ELIXIR_TLS_KEY"),
+                ("max-connections", "ELIXIR_MAX_CONNECTIONS"),
+                ("header-timeout-secs", "ELIXIR_HEADER_TIMEOUT_SECS"),
+                ("public-url", "ELIXIR_PUBLIC_URL"),
+                ("hourly-rate", "ELIXIR_HOURLY_RATE"),
+            ],
+        );
         let cli = <super::Cli as clap::Parser>::try_parse_from(["elixir", "serve"]).unwrap();
         let super::Command::Serve(args) = cli.command else {
             panic!("serve")
         };
         assert_eq!(args.shared.bind.to_string(), "127.0.0.1:8090");
-        let redis = serve
+        let redis = command
+            .find_subcommand("serve")
+            .unwrap()
             .get_arguments()
             .find(|a| a.get_long() == Some("redis-url"))
             .and_then(|a| a.get_help())

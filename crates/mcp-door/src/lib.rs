@@ -126,7 +126,7 @@ pub use progress::{Progress, ProgressError};
 pub use random::{OsRandom, Random};
 pub use ready::Readiness;
 pub use serve::{ConnectionLimits, Serving, init_tracing, serve_until, shutdown_signal};
-pub use server::{DEFAULT_POOL, Doors, ServerConfig};
+pub use server::{DEFAULT_POOL, Doors, ServerConfig, StartError};
 pub use tls::{TlsFiles, TlsReloader};
 
 /// Re-exported so products build tool results and annotations with the same wire types.

@@ -1,8 +1,8 @@
 //! What every product's `serve` shares: its configuration ([`ServerConfig`]: database and pool,
 //! Redis, admission limits, the pre-auth gate, the doors' transport limits, the metrics
 //! listener, the drain, the edge — allowed origins, connection limits, TLS, readiness) and the
-//! parts every door of one server is composed from ([`Doors`]),
-//! so a product states only what differs. Product-only settings stay in each product's own
+//! parts every door of one server is composed from ([`Doors`]), and what can fail while they
+//! start ([`StartError`]), so a product states only what differs. Product-only settings stay in each product's own
 //! configuration, which embeds a [`ServerConfig`].
 
 use std::net::SocketAddr;
@@ -112,6 +112,28 @@ impl ServerConfig {
             body_drain: self.body_drain,
             tls: self.tls.clone(),
         }
+    }
+}
+
+/// A failure to start a server, in the parts every product's start-up has: its store
+/// (connecting, migrating), admission (Redis), a catalog's declarations, and binding or
+/// serving. A product with more to start wraps it in its own error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    #[error("database: {0}")]
+    Store(#[from] sqlkit::DbFailure),
+    #[error("admission: {0}")]
+    Admission(#[from] AdmissionError),
+    #[error("catalog: {0}")]
+    Catalog(#[from] crate::catalog::CatalogError),
+    #[error("server: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl From<sqlkit::OpenError> for StartError {
+    fn from(err: sqlkit::OpenError) -> Self {
+        Self::Store(err.into())
     }
 }
 
@@ -292,6 +314,14 @@ mod tests {
         let serving = c.serving();
         assert_eq!(serving.drain_timeout, Duration::from_secs(30));
         assert_eq!(serving.metrics_bind, None);
+    }
+
+    #[test]
+    fn a_store_that_does_not_open_is_a_database_failure_to_start() {
+        let err = StartError::from(sqlkit::OpenError::Migrate(sqlkit::DbFailure::NotFound));
+        assert_eq!(err.to_string(), "database: not found");
+        let err = StartError::from(std::io::Error::other("port taken"));
+        assert_eq!(err.to_string(), "server: port taken");
     }
 
     #[tokio::test]

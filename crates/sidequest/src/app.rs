@@ -46,8 +46,11 @@ pub async fn run(
     random: Arc<dyn Random>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), StartError> {
-    let store = store::connect(&config.server.database_url, &config.server.db).await?;
-    store.migrate().await?;
+    let store = sqlkit::open_migrated(store::connect(
+        &config.server.database_url,
+        &config.server.db,
+    ))
+    .await?;
     let state = AppState::new(store, &config, clock, random).await?;
     let doors = state.doors.clone();
     let router = app(state)?;

@@ -237,11 +237,7 @@ pub fn sign_in_url(public_url: Option<&str>, bound: std::net::SocketAddr) -> Str
 
 /// Opens and migrates the database for a one-shot command, with the default pool.
 async fn open(url: &str) -> anyhow::Result<SharedStore> {
-    let store = store::connect(url, &ServeConfig::default().server.db)
-        .await
-        .context("connecting to the database")?;
-    store.migrate().await.context("migrating the database")?;
-    Ok(store)
+    Ok(sqlkit::open_migrated(store::connect(url, &ServeConfig::default().server.db)).await?)
 }
 
 /// Runs a parsed command line.
@@ -425,29 +421,24 @@ mod tests {
     #[test]
     fn serve_keeps_its_flags_and_sidequest_env_names() {
         use clap::CommandFactory;
-        let command = super::Cli::command();
-        command.clone().debug_assert();
-        let serve = command.find_subcommand("serve").unwrap();
-        for (flag, env) in [
-            ("bind", "SIDEQUEST_BIND"),
-            ("redis-url", "SIDEQUEST_REDIS_URL"),
-            ("client-address-header", "SIDEQUEST_CLIENT_ADDRESS_HEADER"),
-            ("metrics-bind", "SIDEQUEST_METRICS_BIND"),
-            ("db-max-connections", "SIDEQUEST_DB_MAX_CONNECTIONS"),
-            ("allowed-origin", "SIDEQUEST_ALLOWED_ORIGINS"),
-            ("tls-cert", "SIDEQUEST_TLS_CERT"),
-            ("tls-key", "SIDEQUEST_TLS_KEY"),
-            ("max-connections", "SIDEQUEST_MAX_CONNECTIONS"),
-            ("header-timeout-secs", "SIDEQUEST_HEADER_TIMEOUT_SECS"),
-            ("redis-prefix", "SIDEQUEST_REDIS_PREFIX"),
-            ("statement-timeout-ms", "SIDEQUEST_STATEMENT_TIMEOUT_MS"),
-        ] {
-            let arg = serve
-                .get_arguments()
-                .find(|a| a.get_long() == Some(flag))
-                .unwrap_or_else(|| panic!("no --{flag}"));
-            assert_eq!(arg.get_env(), Some(std::ffi::OsStr::new(env)), "--{flag}");
-        }
+        testkit::cli::assert_flag_envs(
+            &super::Cli::command(),
+            "serve",
+            &[
+                ("bind", "SIDEQUEST_BIND"),
+                ("redis-url", "SIDEQUEST_REDIS_URL"),
+                ("client-address-header", "SIDEQUEST_CLIENT_ADDRESS_HEADER"),
+                ("metrics-bind", "SIDEQUEST_METRICS_BIND"),
+                ("db-max-connections", "SIDEQUEST_DB_MAX_CONNECTIONS"),
+                ("allowed-origin", "SIDEQUEST_ALLOWED_ORIGINS"),
+                ("tls-cert", "SIDEQUEST_TLS_CERT"),
+                ("tls-key", "SIDEQUEST_TLS_KEY"),
+                ("max-connections", "SIDEQUEST_MAX_CONNECTIONS"),
+                ("header-timeout-secs", "SIDEQUEST_HEADER_TIMEOUT_SECS"),
+                ("redis-prefix", "SIDEQUEST_REDIS_PREFIX"),
+                ("statement-timeout-ms", "SIDEQUEST_STATEMENT_TIMEOUT_MS"),
+            ],
+        );
         let cli = <super::Cli as clap::Parser>::try_parse_from(["sidequest", "serve"]).unwrap();
         let super::Command::Serve(args) = cli.command else {
             panic!("serve")

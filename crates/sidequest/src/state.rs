@@ -1,6 +1,6 @@
 //! The state every handler shares ([`AppState`]), what `serve` is configured with
 //! ([`ServeConfig`]: mcp-door's [`ServerConfig`] and Sidequest's own settings) and what can
-//! fail at start ([`StartError`]). Its own module so that the
+//! fail at start ([`StartError`], mcp-door's). Its own module so that the
 //! assembly (`app`) and the doors that read the state (`http`, `mcp`) import it without
 //! importing each other.
 
@@ -12,7 +12,7 @@ use tokio::sync::Semaphore;
 use crate::campaign::CampaignService;
 use crate::mcp::answers::ReadCache;
 use crate::service::{PlayService, Random};
-use crate::store::{self, SharedStore};
+use crate::store::SharedStore;
 
 /// Everything `serve` is configured with.
 #[derive(Debug, Clone)]
@@ -50,19 +50,9 @@ impl Default for ServeConfig {
     }
 }
 
-/// A failure to start the server.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum StartError {
-    #[error("database: {0}")]
-    Store(#[from] store::StoreError),
-    #[error("admission: {0}")]
-    Admission(#[from] mcp_door::AdmissionError),
-    #[error("catalog: {0}")]
-    Catalog(#[from] mcp_door::CatalogError),
-    #[error("server: {0}")]
-    Io(#[from] std::io::Error),
-}
+/// A failure to start the server: the platform's, since everything Sidequest starts (store,
+/// admission, catalogs, listener) is a part every product has.
+pub use mcp_door::StartError;
 
 /// The state every handler shares.
 #[derive(Clone)]

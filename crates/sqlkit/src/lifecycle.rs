@@ -1,7 +1,8 @@
 //! A store's own upkeep — its schema, whether the database answers, the pool's use — written
 //! once for every store over a [`Db`]: a store states its migrations ([`Schema`]) and gets
-//! [`Lifecycle`] from the one implementation here. The scripts and what a store fills after
-//! them stay in the product.
+//! [`Lifecycle`] from the one implementation here; and opening a store ready for use
+//! ([`open_migrated`]: connected, then migrated), which `serve` and every one-shot command do
+//! first. The scripts and what a store fills after them stay in the product.
 
 use async_trait::async_trait;
 
@@ -76,6 +77,42 @@ impl<T: Schema> Lifecycle for T {
     }
 }
 
+/// Which step of [`open_migrated`] failed. Its text names the step; the [`DbFailure`] is its
+/// source.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// The store could not connect.
+    #[error("connecting to the database")]
+    Connect(#[source] DbFailure),
+    /// The store connected but its migrations (or what it fills after them) failed.
+    #[error("migrating the database")]
+    Migrate(#[source] DbFailure),
+}
+
+impl From<OpenError> for DbFailure {
+    fn from(err: OpenError) -> Self {
+        match err {
+            OpenError::Connect(e) | OpenError::Migrate(e) => e,
+        }
+    }
+}
+
+/// The store `connect` opens (a product's own constructor, e.g. its `store::connect(url,
+/// pool)`), migrated ([`Lifecycle::migrate`]): what a server does before it binds and a
+/// one-shot command before it reads.
+pub async fn open_migrated<S>(
+    connect: impl Future<Output = Result<S, DbFailure>>,
+) -> Result<S, OpenError>
+where
+    S: std::ops::Deref,
+    S::Target: Lifecycle,
+{
+    let store = connect.await.map_err(OpenError::Connect)?;
+    store.migrate().await.map_err(OpenError::Migrate)?;
+    Ok(store)
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
@@ -135,4 +172,45 @@ mod tests {
     testkit::on_both_backends!(
         migrate_applies_the_scripts_then_the_fill_and_ping_and_pool_use_answer
     );
+
+    /// A store whose one script is not SQL.
+    #[derive(Debug)]
+    struct Broken(Db);
+
+    impl Schema for Broken {
+        const SQLITE: Embedded = Embedded(&[(1, "broken", "NOT SQL")]);
+        const POSTGRES: Embedded = Broken::SQLITE;
+        const SHARES_DATABASE: bool = false;
+
+        fn db(&self) -> &Db {
+            &self.0
+        }
+    }
+
+    #[tokio::test]
+    async fn open_migrated_names_the_step_that_failed() {
+        let refused = open_migrated(async {
+            Err::<Box<Broken>, _>(DbFailure::Unavailable("no route".into()))
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(refused.to_string(), "connecting to the database");
+        assert!(matches!(
+            DbFailure::from(refused),
+            DbFailure::Unavailable(m) if m == "no route"
+        ));
+        let settings = PoolSettings {
+            max_connections: 1,
+            acquire_timeout: Duration::from_secs(5),
+            statement_timeout: Duration::from_secs(5),
+            lock_timeout: Duration::from_secs(5),
+            query_timeout: Duration::from_secs(5),
+        };
+        let db = Db::open("sqlite::memory:", &settings).await.unwrap();
+        let broken = open_migrated(async { Ok(Box::new(Broken(db))) })
+            .await
+            .unwrap_err();
+        assert_eq!(broken.to_string(), "migrating the database");
+        assert!(matches!(broken, OpenError::Migrate(_)));
+    }
 }

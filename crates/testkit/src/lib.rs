@@ -1,9 +1,10 @@
-//! Dev-only helpers shared by the workspace's integration tests: fresh databases and the
+//! Dev-only helpers shared by the workspace's tests: fresh databases and the
 //! environment rules for optional services, the official SDKs' HTTP clients (`clients`), an
 //! MCP client, a TCP proxy a test can cut, counting randomness, property-test settings and
 //! schema-driven arguments (`prop`), self-signed certificates and an HTTPS GET (`tls`),
 //! serving a router on port 0, a WebDriver client for headless Chromium, snapshot redaction,
-//! the fake Clash Royale API with its generated world (`cr_api`), and the drivers both
+//! the fake Clash Royale API with its generated world (`cr_api`), the check of a command
+//! line's environment names (`cli`), and the drivers both
 //! products' suites run: the edge checks (`edge`), the official SDKs in both eras (`sdk`), the
 //! README recipes (`recipes`) and the argument properties of a door (`prop::door`).
 
@@ -12,6 +13,7 @@
 
 /// The fake Clash Royale API and its generated world (the `cr-fake` crate).
 pub use cr_fake as cr_api;
+pub mod cli;
 pub mod clients;
 pub mod db;
 pub mod edge;
