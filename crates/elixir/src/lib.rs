@@ -17,8 +17,8 @@
 //!
 //! One tool call, bearer → JSON result (`cards_catalog` as the example), makes two statements
 //! of its own before the tool's query and crosses these files in this order:
-//! `access/auth.rs` (bearer → principal, with the door read of `store/accounts.rs`),
-//! `access/limits.rs` (hour and day metered in one statement of `store/metering.rs`, which also
+//! `access/auth.rs` (bearer → principal, with the door read of `store/door.rs`),
+//! `access/limits.rs` (hour and day metered in one statement of `store/door.rs`, which also
 //! reads the card catalogue's stamp), `mcp/spec.rs` (the call's run: handler, `meta`, render,
 //! refunds), `tools/cards.rs` (the tool, served from `CatalogueCache` while the stamp is the
 //! held copy's), `mcp/envelope.rs` and `mcp/meta.rs` (the result). The audit row leaves the
