@@ -8,7 +8,7 @@ use mcp_door::Extensions;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::access::limits;
+use crate::access::{gate, metering};
 use crate::domain::iso;
 use crate::mcp::envelope::{CONTRACT_VERSION, DISCLAIMER};
 use crate::services::{Caller, Services};
@@ -33,11 +33,11 @@ pub async fn meta(
     replies: Replies,
 ) -> Value {
     let mut meta = base_meta(services, request_id);
-    let quota = match extensions.get::<limits::QuotaSnapshot>() {
+    let quota = match extensions.get::<metering::QuotaSnapshot>() {
         Some(q) => Some(q.0.clone()),
         None => {
-            let hour_used = limits::hour_used(extensions);
-            limits::quota(services, caller, hour_used, None).await.ok()
+            let hour_used = metering::hour_used(extensions);
+            gate::quota(services, caller, hour_used, None).await.ok()
         }
     };
     if let Some(q) = quota {

@@ -10,7 +10,7 @@ use mcp_door::{CallContext, CallOutcome, Presenter, Principal, Violation};
 use serde_json::{Map, Value, json};
 
 use crate::access::kinds::Kind;
-use crate::access::limits::QuotaSnapshot;
+use crate::access::metering::QuotaSnapshot;
 use crate::mcp::audit::Answer;
 use crate::mcp::envelope::{self, CONTRACT_VERSION, ErrorCode, ToolError};
 use crate::services::{Caller, Services};

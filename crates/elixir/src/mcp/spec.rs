@@ -15,8 +15,9 @@ use mcp_door::{CallContext, CallOutcome, ToolDecl, ToolFailure};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
+use crate::access::gate;
 use crate::access::kinds::Kind;
-use crate::access::limits::{self, CatalogueStamp};
+use crate::access::metering::CatalogueStamp;
 use crate::content::Generated;
 use crate::mcp::audit::Answer;
 use crate::mcp::envelope::{self, ErrorCode, RenderContext, Success, ToolError};
@@ -447,7 +448,7 @@ async fn run(
         Ok(s) => Ok(ignored_notes(s, &ignored)),
         Err(Fail::Tool(e)) => Err(e),
         Err(Fail::Unavailable(detail)) => {
-            limits::refund(&services, &metered).await;
+            gate::refund(&services, &metered).await;
             return Err(ToolFailure::Unavailable(detail));
         }
         Err(Fail::Internal(detail)) => {
@@ -458,7 +459,7 @@ async fn run(
     if let Err(e) = &outcome
         && e.code.refunded()
     {
-        limits::refund(&services, &metered).await;
+        gate::refund(&services, &metered).await;
     }
     let replies = match &outcome {
         Ok(s) if s.has_delivered_replies() => meta::Replies::Delivered,

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
 use crate::access::kinds::Kind;
-use crate::access::limits::CatalogueStamp;
+use crate::access::metering::CatalogueStamp;
 use crate::domain::{Millis, iso};
 use crate::mcp::args;
 use crate::mcp::envelope::{self, ErrorCode, Success, ToolError};

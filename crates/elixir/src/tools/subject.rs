@@ -215,7 +215,7 @@ impl crate::recorder::live::LiveAllowance for CallerAllowance<'_> {
             .spend(
                 &caller.live_subject(),
                 crate::model::Window::Day,
-                crate::access::limits::day_start(now),
+                crate::access::metering::day_start(now),
                 limit,
             )
             .await?;
@@ -231,7 +231,7 @@ impl crate::recorder::live::LiveAllowance for CallerAllowance<'_> {
             .refund(
                 &self.ctx.caller.live_subject(),
                 crate::model::Window::Day,
-                crate::access::limits::day_start(now),
+                crate::access::metering::day_start(now),
             )
             .await
         {
@@ -240,7 +240,7 @@ impl crate::recorder::live::LiveAllowance for CallerAllowance<'_> {
     }
 
     fn resets_at(&self) -> Millis {
-        crate::access::limits::day_start(self.ctx.services.now()) + 86_400_000
+        crate::access::metering::day_start(self.ctx.services.now()) + 86_400_000
     }
 }
 

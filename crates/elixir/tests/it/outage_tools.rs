@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use elixir::access::kinds::Kind;
-use elixir::access::limits::day_start;
+use elixir::access::metering::day_start;
 use elixir::mcp::envelope::Success;
 use elixir::mcp::spec::{Group, SCOPE_READ, ToolSpec, handler};
 use elixir::model::Window;

@@ -4,8 +4,8 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use elixir::access::auth::{Grant, StaticVerifier};
 use elixir::access::door_path;
+use elixir::access::gate::{Grant, StaticVerifier};
 use elixir::access::kinds::{Kind, STANDARD_SCOPES, Tier};
 use elixir::admin::{self, IssuedAgent};
 use elixir::app::{self, AppState, ServeConfig};
