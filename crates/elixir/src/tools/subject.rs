@@ -9,8 +9,7 @@ use serde_json::{Value, json};
 use crate::access::kinds::Kind;
 use crate::domain::{Millis, iso, name_key};
 use crate::mcp::blocks::PlayerArg;
-use crate::mcp::envelope::{ErrorCode, ToolError};
-use crate::mcp::spec::{Fail, ToolCtx};
+use crate::mcp::call::{ErrorCode, Fail, ToolCtx, ToolError};
 use crate::model::{Poll, PollEndpoint};
 
 /// The player a Player-family call is about.

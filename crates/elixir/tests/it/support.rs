@@ -351,7 +351,7 @@ fn check_meta(meta: &Value, reply: &Reply) {
     let keys: Vec<&String> = meta.as_object().unwrap().keys().collect();
     for k in &keys {
         assert!(
-            elixir::mcp::envelope::META_KEYS.contains(&k.as_str()),
+            elixir::mcp::call::META_KEYS.contains(&k.as_str()),
             "meta key {k}"
         );
     }
