@@ -13,11 +13,10 @@ use mcp_door::{Clock, Doors, Limits, ServerConfig};
 use sqlkit::PoolSettings;
 use tokio::net::TcpListener;
 
-use crate::access::auth::{AccessTokenVerifier, DoorAuth};
 use crate::access::door_path;
+use crate::access::gate::{AccessTokenVerifier, DoorAuth, Limiter, OAuthVerifier, ToolTerms};
 use crate::access::kinds::{Kind, Random};
-use crate::access::limits::{Limiter, ToolTerms};
-use crate::access::oauth::{OAuthParts, OAuthSettings, OAuthSetupError, OAuthVerifier};
+use crate::access::oauth::{OAuthParts, OAuthSettings, OAuthSetupError};
 use crate::content::Content;
 use crate::mcp::audit::ElixirAudit;
 use crate::mcp::audit_writer::AuditWriter;

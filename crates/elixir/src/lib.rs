@@ -6,9 +6,10 @@
 //!
 //! The folders follow one request's path, dependencies pointing down:
 //! - [`access`]: principal kinds, tiers, scopes and service keys, the door-path grammar,
-//!   bearer authentication, OAuth verification, the hourly rate and daily quota;
-//! - [`mcp`]: the tool-spec framework, arguments and the SURFACE §2.1 blocks, the envelope,
-//!   `meta`, resources and prompts, the audit hook, the door presenter;
+//!   bearer authentication and OAuth verification, the hourly rate and daily quota;
+//! - [`mcp`]: the tool call (its run, the envelope, `meta`), the tool-spec declarations,
+//!   arguments and the SURFACE §2.1 blocks, resources and prompts, the audit hook, the door
+//!   presenter;
 //! - [`tools`]: the registry and one file per tool group;
 //! - [`upstream`]: the Clash Royale API client, its budget and archive;
 //! - [`recorder`]: what to read when, and the worker that reads and stores it;
@@ -16,13 +17,24 @@
 //! - [`web`]: the sign-in, account and docs pages, over one page module.
 //!
 //! One tool call, bearer → JSON result (`cards_catalog` as the example), makes two statements
-//! of its own before the tool's query and crosses these files in this order:
-//! `access/auth.rs` (bearer → principal, with the door read of `store/door.rs`),
-//! `access/limits.rs` (hour and day metered in one statement of `store/door.rs`, which also
-//! reads the card catalogue's stamp), `mcp/spec.rs` (the call's run: handler, `meta`, render,
-//! refunds), `tools/cards.rs` (the tool, served from `CatalogueCache` while the stamp is the
-//! held copy's), `mcp/envelope.rs` and `mcp/meta.rs` (the result). The audit row leaves the
-//! request path through `mcp/audit.rs` into the batched queue of `mcp/audit_writer.rs`.
+//! of its own before the tool's query and reads in four files, one per layer:
+//! 1. `access/gate.rs`: bearer → principal (a service key, or an OAuth token through
+//!    `OAuthVerifier`), then the framed stage meters the call's hour and day and the tool
+//!    stage answers what the day decided;
+//! 2. `store/door.rs`: the door read that finds the caller (with its owner and waiting
+//!    replies), and the one metering statement, which also reads the card catalogue's stamp;
+//! 3. `mcp/call.rs`: the call's run (handler context, refunds of a failed call, `meta`), the
+//!    envelope and the render into the tool result the door sends;
+//! 4. `tools/cards.rs`: the tool, served from `CatalogueCache` while the stamp is the held
+//!    copy's.
+//!
+//! Read beside them only for a type, a constant or a pure helper: `access/kinds.rs`,
+//! `access/door_path.rs`, `access/refusals.rs`, `access/metering.rs`, `mcp/args.rs`,
+//! `services.rs`, [`model`], [`domain`] and `store/rows.rs` (the column lists and entity
+//! decoders); mcp-door looks the tool's lenient arguments up in the presenter's table
+//! (`mcp/presenter.rs`, built at start-up). The audit row leaves the request path through
+//! `mcp/audit.rs` (which also settles a refused call's day, `access/refunds.rs`) into the
+//! batched queue of `mcp/audit_writer.rs`.
 //!
 //! Beside them: [`domain`] (shared vocabulary), [`model`] (stored entities), [`services`]
 //! (what one server shares), [`admin`] (account and agent administration), [`content`] (the

@@ -18,7 +18,7 @@ use cr_fake::render::{battle_json, clan_json, player_json};
 use cr_fake::{World, WorldConfig};
 use elixir::access::kinds::{Kind, OsRandom, Tier};
 use elixir::app::{AppState, ServeConfig};
-use elixir::mcp::spec::{Fail, ToolCtx};
+use elixir::mcp::call::{Fail, ToolCtx};
 use elixir::recorder::ingest::{clan_rows, new_battles, observer_name, player_rows};
 use elixir::services::{Caller, Credential};
 use elixir::store::SharedStore;
@@ -417,8 +417,8 @@ impl Bench<'_> {
         let map = arguments.as_object().cloned().unwrap_or_default();
         match (self.spec(tool)?.handler)(self.ctx(), map).await {
             Ok(success) => {
-                let meta = elixir::mcp::meta::base_meta(&self.state.services, Uuid::nil());
-                elixir::mcp::envelope::success_body(success, meta, "x")
+                let meta = elixir::mcp::call::base_meta(&self.state.services, Uuid::nil());
+                elixir::mcp::call::success_body(success, meta, "x")
                     .map_err(|e| anyhow!("{tool}: {e}"))
             }
             Err(Fail::Tool(e)) => Err(anyhow!("{tool}: {}", e.to_json())),

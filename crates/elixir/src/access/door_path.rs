@@ -1,7 +1,7 @@
 //! The one grammar of door paths: `/mcp` (a person's door), `/a/<public_id>/mcp` (an
 //! agent's) and `/i/<public_id>/mcp` (an integration's). Parsing a path, writing an agent's
 //! door and the routes the server mounts all come from here; what a door does is `app`'s and
-//! `auth`'s. Pure: no HTTP or SQL.
+//! `gate`'s. Pure: no HTTP or SQL.
 
 use crate::access::kinds::{Kind, is_public_id};
 

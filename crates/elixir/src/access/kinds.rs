@@ -1,7 +1,7 @@
 //! Who may call, in Elixir's words, free of HTTP and SQL: the three principal kinds, tiers and
 //! their allowances, the scopes, service keys (`svt_…`, SHA-256 at rest, their refusal-count
 //! hints) and public ids, minted from the injected randomness. Authenticating with them is
-//! `auth`'s, storing them the store's. Pure and unit-tested beside the code.
+//! `gate`'s, storing them the store's. Pure and unit-tested beside the code.
 
 use std::fmt;
 

@@ -1,10 +1,10 @@
 //! mcp-oauth wired to Elixir: the authorization-server configuration (issuer = the public
 //! URL, the six scopes, `account:email` never offered unasked), which `resource` URLs are
 //! Elixir's doors and who may consent for each ([`ElixirDoors`]), Elixir's accounts as the
-//! consent page needs them ([`ElixirAccounts`]), the mailer chosen on the command line, the
-//! [`AccessTokenVerifier`] the doors call ([`OAuthVerifier`]), and the periodic purge
-//! (mcp-oauth's expired rows, and Elixir's refusal counts past their retention). The endpoints
-//! and the flows themselves are mcp-oauth's.
+//! consent page needs them ([`ElixirAccounts`]), the mailer chosen on the command line, and
+//! the periodic purge (mcp-oauth's expired rows, and Elixir's refusal counts past their
+//! retention). The endpoints and the flows themselves are mcp-oauth's; verifying a presented
+//! token is the door's request path (`access::gate::OAuthVerifier`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,18 +15,20 @@ use mcp_door::Clock;
 use mcp_oauth::{
     Account as OAuthAccount, AccountDirectory, AuthServer, AuthServerConfig, Consent,
     DirectoryError, Door, FileOutbox, Mailer, OAuthStore, ResourceDirectory, Secret, SmtpMailer,
-    SqlStore, Subject, TokenError,
+    SqlStore, Subject,
 };
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-use crate::access::auth::{AccessTokenVerifier, Grant, VerifyError};
 use crate::access::door_path;
 use crate::access::kinds::{Kind, Random, STANDARD_SCOPES, Tier};
+use crate::access::metering::DAY_MS;
+use crate::access::refusals::REFUSAL_RETENTION_DAYS;
 use crate::admin;
+use crate::domain::Millis;
 use crate::model::Account;
 use crate::services::Settings;
-use crate::store::{SharedStore, StoreError};
+use crate::store::{SharedStore, Store, StoreError};
 
 /// The capability that only `/oauth/userinfo` reads; never offered unasked.
 pub const EMAIL_SCOPE: &str = "account:email";
@@ -260,45 +262,6 @@ impl AccountDirectory for ElixirAccounts {
     }
 }
 
-/// The doors' [`AccessTokenVerifier`] over mcp-oauth: scopes come from the grant on every call.
-pub struct OAuthVerifier {
-    pub oauth: Arc<AuthServer>,
-}
-
-#[async_trait]
-impl AccessTokenVerifier for OAuthVerifier {
-    async fn verify(&self, token: &str, door_url: &str) -> Result<Grant, VerifyError> {
-        match self.oauth.verify_access_token(token, door_url).await {
-            Ok(grant) => {
-                let account_id =
-                    Uuid::parse_str(&grant.account_id).map_err(|_| VerifyError::Invalid)?;
-                let agent_id = if grant.personal {
-                    None
-                } else {
-                    Some(Uuid::parse_str(&grant.subject.id).map_err(|_| VerifyError::Invalid)?)
-                };
-                Ok(Grant {
-                    grant_id: grant.grant_id,
-                    account_id,
-                    agent_id,
-                    scopes: grant.scopes,
-                })
-            }
-            Err(TokenError::WrongResource { grant_id }) => {
-                Err(VerifyError::WrongResource { grant_id })
-            }
-            Err(TokenError::Unavailable) => Err(VerifyError::Unavailable),
-            Err(e) => match e.grant_id() {
-                // Counted against the grant, so its owner sees a client presenting stale tokens.
-                Some(grant_id) => Err(VerifyError::Refused {
-                    grant_id: grant_id.to_owned(),
-                }),
-                None => Err(VerifyError::Invalid),
-            },
-        }
-    }
-}
-
 /// The mcp-oauth store over the same database as Elixir's (its own pool; its migrations are
 /// versions 1 000 001 and up in the shared `_sqlx_migrations`), migrated.
 pub async fn connect_store(url: &str) -> Result<Arc<dyn OAuthStore>, OAuthSetupError> {
@@ -390,7 +353,14 @@ pub fn build_server(
     })
 }
 
-/// Runs [`AuthServer::purge`] and [`crate::access::auth::purge_refusals`] every `every` until
+/// Deletes the refusal counts older than [`REFUSAL_RETENTION_DAYS`] at `now`; returns how
+/// many rows went.
+pub async fn purge_refusals(store: &dyn Store, now: Millis) -> Result<u64, StoreError> {
+    let oldest_kept = crate::domain::iso(now - (REFUSAL_RETENTION_DAYS - 1) * DAY_MS);
+    store.purge_refusals(&oldest_kept[..10]).await
+}
+
+/// Runs [`AuthServer::purge`] and [`purge_refusals`] every `every` until
 /// `cancel` fires.
 pub fn spawn_purge(
     oauth: Arc<AuthServer>,
@@ -410,7 +380,7 @@ pub fn spawn_purge(
                         Ok(n) => tracing::debug!(removed = n, "oauth purge"),
                         Err(e) => tracing::warn!(error = %e, "oauth purge failed"),
                     }
-                    match crate::access::auth::purge_refusals(store.as_ref(), clock.now_millis()).await {
+                    match purge_refusals(store.as_ref(), clock.now_millis()).await {
                         Ok(n) => tracing::debug!(removed = n, "refusal counts purge"),
                         Err(e) => tracing::warn!(error = %e, "refusal counts purge failed"),
                     }

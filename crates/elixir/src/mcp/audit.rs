@@ -4,7 +4,7 @@
 //! [`AuditWriter`](crate::mcp::audit_writer::AuditWriter) queue, which owns storing them. The answer
 //! and its error code come with the door's record, as values the tool handed over
 //! ([`Answer`], `CallOutcome::error_code`). The hook also settles the request's metering
-//! (`access::limits::settle`): the record is the one place that sees every finished request.
+//! (`access::refunds::settle`): the record is the one place that sees every finished request.
 
 use std::sync::Arc;
 
@@ -41,7 +41,7 @@ pub struct ElixirAudit {
 
 impl AuditSink for ElixirAudit {
     fn record(&self, record: AuditRecord) {
-        crate::access::limits::settle(&self.services, &record.extensions);
+        crate::access::refunds::settle(&self.services, &record.extensions);
         let (Some(tool), Some(subject)) = (record.tool.clone(), record.subject.clone()) else {
             TracingAudit.record(record);
             return;

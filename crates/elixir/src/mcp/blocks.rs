@@ -15,8 +15,8 @@ use serde_json::{Map, Value, json};
 use crate::access::kinds::Kind;
 use crate::domain::Millis;
 use crate::mcp::args::{self, DATE_OR_INSTANT_PATTERN, TAG_INPUT_PATTERN};
-use crate::mcp::envelope::{ErrorCode, ToolError};
-use crate::mcp::spec::{Fail, Param, bad_request};
+use crate::mcp::call::{ErrorCode, Fail, ToolError, bad_request};
+use crate::mcp::spec::Param;
 
 /// The schema of a tag argument: what a tag may look like before normalization.
 pub fn tag_schema(description: &str) -> Value {

@@ -10,9 +10,9 @@ use mcp_door::{CallContext, CallOutcome, Presenter, Principal, Violation};
 use serde_json::{Map, Value, json};
 
 use crate::access::kinds::Kind;
-use crate::access::limits::QuotaSnapshot;
+use crate::access::metering::QuotaSnapshot;
 use crate::mcp::audit::Answer;
-use crate::mcp::envelope::{self, CONTRACT_VERSION, ErrorCode, ToolError};
+use crate::mcp::call::{self, CONTRACT_VERSION, ErrorCode, ToolError};
 use crate::services::{Caller, Services};
 
 /// `serverInfo.name`.
@@ -103,15 +103,15 @@ impl ElixirPresenter {
         );
         let meta = match ctx {
             Some(ctx) => {
-                let mut meta = crate::mcp::meta::base_meta(&self.services, ctx.request_id);
+                let mut meta = call::base_meta(&self.services, ctx.request_id);
                 if let Some(q) = ctx.extensions.get::<QuotaSnapshot>() {
                     meta["quota"] = q.0.clone();
                 }
                 meta
             }
-            None => crate::mcp::meta::base_meta(&self.services, uuid::Uuid::nil()),
+            None => call::base_meta(&self.services, uuid::Uuid::nil()),
         };
-        let rendered = envelope::error(&error, &meta);
+        let rendered = call::error(&error, &meta);
         CallOutcome::failed(ErrorCode::BadRequest.as_str(), rendered.result)
             .with_extension(Answer(rendered.text))
     }

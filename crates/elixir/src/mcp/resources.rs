@@ -9,7 +9,7 @@ use mcp_door::{CallContext, PromptProvider, ResourceProvider, RpcFailure};
 use serde_json::{Map, Value, json};
 
 use crate::content::{Content, Example};
-use crate::mcp::spec::Fail;
+use crate::mcp::call::Fail;
 use crate::services::Services;
 
 const RESOURCE_NOT_FOUND: i64 = -32002;

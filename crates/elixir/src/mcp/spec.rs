@@ -1,28 +1,22 @@
-//! The tool-spec framework: every tool is declared once as a [`ToolSpec`] (group, title,
-//! family description, scope, kinds, flags, arguments, result fields, docs pointer, handler),
-//! from which come the per-kind mcp-door declarations (SURFACE §9), the generated per-tool
-//! sections of the `tools-<group>` pages, and the metering set. Handlers return an envelope
-//! [`Success`] or a [`Fail`]; [`ToolSpec::decl`]'s call adds `meta`, applies the result cap and
-//! hands the door the answer's error code and text as values (a `CallOutcome`). Which tools
-//! exist is the registry's (`crate::tools`).
+//! The tool-spec framework's declarations: every tool is declared once as a [`ToolSpec`]
+//! (group, title, family description, scope, kinds, flags, arguments, result fields, docs
+//! pointer, handler), from which come, at start-up, the per-kind mcp-door declarations
+//! (SURFACE §9), the generated per-tool sections of the `tools-<group>` pages, and the
+//! metering set. What runs per call is `mcp::call`'s: [`ToolSpec::decl`] hands the door a
+//! closure into [`call::run`], which runs the handler, adds `meta`, applies the result cap and
+//! hands the door the answer's error code and text as values. Which tools exist is the
+//! registry's (`crate::tools`).
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
+use mcp_door::ToolDecl;
 use mcp_door::model::ToolAnnotations;
-use mcp_door::{CallContext, CallOutcome, ToolDecl, ToolFailure};
 use serde_json::{Map, Value, json};
-use uuid::Uuid;
 
 use crate::access::kinds::Kind;
-use crate::access::limits::{self, CatalogueStamp};
 use crate::content::Generated;
-use crate::mcp::audit::Answer;
-use crate::mcp::envelope::{self, ErrorCode, RenderContext, Success, ToolError};
-use crate::mcp::meta;
-use crate::services::{Caller, Services};
-use crate::store::StoreError;
+use crate::mcp::call::{self, CallSpec, SpecHandler};
+use crate::services::Services;
 
 /// The tool groups, in declaration order (SURFACE §9 rule 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -171,69 +165,6 @@ impl Param {
     }
 }
 
-/// What a handler sees.
-#[derive(Clone)]
-pub struct ToolCtx {
-    pub services: Arc<Services>,
-    pub caller: Caller,
-    pub request_id: Uuid,
-    /// The card catalogue's stamp the gate's metering statement read; `None` when the gate
-    /// did not read one (the counters failed open), so a handler that needs it reads it.
-    pub catalogue: Option<CatalogueStamp>,
-}
-
-/// A handler's failure: a domain answer, or a failure the door renders.
-#[derive(Debug)]
-pub enum Fail {
-    Tool(ToolError),
-    /// A dependency is down → HTTP 503.
-    Unavailable(String),
-    /// A bug → the `internal` tool error; the detail is logged only.
-    Internal(String),
-}
-
-impl From<ToolError> for Fail {
-    fn from(e: ToolError) -> Self {
-        Fail::Tool(e)
-    }
-}
-
-impl From<StoreError> for Fail {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::Unavailable(d) => Fail::Unavailable(d),
-            // a budgeted read the database cancelled (SURFACE §4.5); the H tools word their
-            // own hint, this is the answer of any other caller
-            StoreError::Timeout(_) => {
-                let mut e = ToolError::new(
-                    ErrorCode::QueryTimeout,
-                    "The query ran past its time budget and the database cancelled it; the call was not charged.",
-                    "Narrow the window (days, from and to, or season) and call again.",
-                );
-                e.retry_after_s = Some(30);
-                Fail::Tool(e)
-            }
-            other => Fail::Internal(other.to_string()),
-        }
-    }
-}
-
-pub type Outcome = Result<Success, Fail>;
-pub type SpecHandler = Arc<
-    dyn Fn(ToolCtx, Map<String, Value>) -> Pin<Box<dyn Future<Output = Outcome> + Send>>
-        + Send
-        + Sync,
->;
-
-/// Wraps an async function as a [`SpecHandler`].
-pub fn handler<F, Fut>(f: F) -> SpecHandler
-where
-    F: Fn(ToolCtx, Map<String, Value>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Outcome> + Send + 'static,
-{
-    Arc::new(move |ctx, args| Box::pin(f(ctx, args)))
-}
-
 /// One tool, declared once.
 #[derive(Clone)]
 pub struct ToolSpec {
@@ -349,7 +280,12 @@ impl ToolSpec {
 
     /// The mcp-door declaration for `kind`'s catalog.
     pub fn decl(&self, kind: Kind, services: &Arc<Services>) -> ToolDecl {
-        let spec = Arc::new(self.clone());
+        let spec = Arc::new(CallSpec {
+            name: self.name,
+            docs: self.docs.clone(),
+            too_large_hint: self.too_large_hint.clone(),
+            handler: Arc::clone(&self.handler),
+        });
         let services = Arc::clone(services);
         let kinds: Vec<&str> = self.kinds.iter().map(|k| k.as_str()).collect();
         ToolDecl::new_with_outcome(
@@ -357,7 +293,7 @@ impl ToolSpec {
             &self.full_title(),
             &self.description,
             self.input_schema(kind),
-            move |call, args| run(Arc::clone(&spec), Arc::clone(&services), call, args),
+            move |call, args| call::run(Arc::clone(&spec), Arc::clone(&services), call, args),
         )
         .with_output_schema(self.output_schema())
         .with_annotations(self.annotations())
@@ -419,84 +355,4 @@ impl ToolSpec {
             body,
         }
     }
-}
-
-/// Runs one call: the handler, then `meta`, rendering, the result cap, refunds, and the
-/// outcome the door audits (error code and answer text as values).
-async fn run(
-    spec: Arc<ToolSpec>,
-    services: Arc<Services>,
-    call: CallContext,
-    args: Map<String, Value>,
-) -> Result<CallOutcome, ToolFailure> {
-    let caller = call
-        .principal
-        .ext::<Caller>()
-        .cloned()
-        .ok_or_else(|| ToolFailure::Internal("principal without an Elixir caller".into()))?;
-    let request_id = call.request_id;
-    let ignored = call.ignored_arguments;
-    let metered = call.extensions;
-    let ctx = ToolCtx {
-        services: Arc::clone(&services),
-        caller: caller.clone(),
-        request_id,
-        catalogue: metered.get::<CatalogueStamp>().copied(),
-    };
-    let outcome = match (spec.handler)(ctx, args).await {
-        Ok(s) => Ok(ignored_notes(s, &ignored)),
-        Err(Fail::Tool(e)) => Err(e),
-        Err(Fail::Unavailable(detail)) => {
-            limits::refund(&services, &metered).await;
-            return Err(ToolFailure::Unavailable(detail));
-        }
-        Err(Fail::Internal(detail)) => {
-            tracing::error!(%request_id, tool = spec.name, %detail, "tool failed");
-            Err(envelope::internal_error())
-        }
-    };
-    if let Err(e) = &outcome
-        && e.code.refunded()
-    {
-        limits::refund(&services, &metered).await;
-    }
-    let replies = match &outcome {
-        Ok(s) if s.has_delivered_replies() => meta::Replies::Delivered,
-        _ => meta::Replies::AsAuthenticated,
-    };
-    let meta = meta::meta(&services, &caller, request_id, &metered, replies).await;
-    let rendered = envelope::render(
-        outcome,
-        &RenderContext {
-            meta,
-            default_docs: &spec.docs,
-            too_large_hint: &spec.too_large_hint,
-        },
-    );
-    let outcome = match rendered.error_code {
-        Some(code) => CallOutcome::failed(code.as_str(), rendered.result),
-        None => CallOutcome::new(rendered.result),
-    };
-    Ok(outcome.with_extension(Answer(rendered.text)))
-}
-
-/// One note per agent-only argument the person door dropped (SURFACE §1.4), within the cap.
-fn ignored_notes(mut success: Success, ignored: &[String]) -> Success {
-    for name in ignored {
-        if success.note_count() >= envelope::MAX_NOTES {
-            break;
-        }
-        success = success.note(ignored_note(name));
-    }
-    success
-}
-
-/// The note for an agent-only argument sent on the person door.
-pub fn ignored_note(name: &str) -> String {
-    format!("{name} was ignored: it applies only on agent and integration doors.")
-}
-
-/// A `bad_request` naming the offending argument.
-pub fn bad_request(message: impl Into<String>, hint: impl Into<String>) -> Fail {
-    Fail::Tool(ToolError::new(ErrorCode::BadRequest, message, hint))
 }

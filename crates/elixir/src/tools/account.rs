@@ -8,11 +8,11 @@ use crate::access::kinds::Kind;
 use crate::domain::is_time_zone;
 use crate::mcp::args;
 use crate::mcp::blocks;
-use crate::mcp::envelope::{ErrorCode, Success, ToolError};
-use crate::mcp::shape;
-use crate::mcp::spec::{
-    Fail, Flag, Group, Outcome, Param, SCOPE_ACCOUNT, ToolCtx, ToolSpec, bad_request, handler,
+use crate::mcp::call::{
+    ErrorCode, Fail, Outcome, Success, ToolCtx, ToolError, bad_request, handler,
 };
+use crate::mcp::shape;
+use crate::mcp::spec::{Flag, Group, Param, SCOPE_ACCOUNT, ToolSpec};
 use crate::model::{Principal, Relationship, TrackPlayer};
 
 pub fn settings() -> ToolSpec {

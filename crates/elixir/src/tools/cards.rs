@@ -10,11 +10,11 @@ use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
 use crate::access::kinds::Kind;
-use crate::access::limits::CatalogueStamp;
+use crate::access::metering::CatalogueStamp;
 use crate::domain::{Millis, iso};
 use crate::mcp::args;
-use crate::mcp::envelope::{self, ErrorCode, Success, ToolError};
-use crate::mcp::spec::{Fail, Flag, Group, Outcome, Param, SCOPE_READ, ToolCtx, ToolSpec, handler};
+use crate::mcp::call::{self, ErrorCode, Fail, Outcome, Success, ToolCtx, ToolError, handler};
+use crate::mcp::spec::{Flag, Group, Param, SCOPE_READ, ToolSpec};
 use crate::model::StoredCatalogue;
 use crate::services::Services;
 use crate::store::StoreError;
@@ -139,7 +139,7 @@ pub fn catalog() -> ToolSpec {
 fn filter(a: &Map<String, Value>) -> Result<Filter, Fail> {
     let rarity = match args::text(a, "rarity") {
         Some(t) => Some(Rarity::parse(t).ok_or_else(|| {
-            crate::mcp::spec::bad_request(
+            call::bad_request(
                 format!("rarity {t:?} is not one of common, rare, epic, legendary, champion."),
                 "cards_catalog({\"rarity\": \"epic\"})",
             )
@@ -148,7 +148,7 @@ fn filter(a: &Map<String, Value>) -> Result<Filter, Fail> {
     };
     let kind = match args::text(a, "kind") {
         Some(t) => Some(CardKind::parse(t).ok_or_else(|| {
-            crate::mcp::spec::bad_request(
+            call::bad_request(
                 format!("kind {t:?} is not one of troop, building, spell, tower_troop."),
                 "cards_catalog({\"kind\": \"spell\"})",
             )
@@ -335,12 +335,7 @@ pub async fn resource_body(services: &Services, request_id: Uuid) -> Result<Valu
     let stored = services.store.cards_catalogue().await?;
     let success = answer(stored.as_ref(), &Filter::default(), false, services.now())?
         .applied("verbosity", json!("full"));
-    envelope::success_body(
-        success,
-        crate::mcp::meta::base_meta(services, request_id),
-        DOCS,
-    )
-    .map_err(Fail::Internal)
+    call::success_body(success, call::base_meta(services, request_id), DOCS).map_err(Fail::Internal)
 }
 
 #[cfg(test)]

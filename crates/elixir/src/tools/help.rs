@@ -8,12 +8,11 @@ use crate::domain::{FEEDBACK_CATEGORIES, FeedbackStatus, Semver, iso, parse_sinc
 use crate::mcp::args::{
     self, DATE_OR_INSTANT_PATTERN, DATE_PATTERN, SEMVER_PATTERN, SLUG_PATTERN, UUID_PATTERN,
 };
-use crate::mcp::envelope::{ErrorCode, Success, ToolError};
-use crate::mcp::shape;
-use crate::mcp::spec::{
-    Fail, Flag, Group, Outcome, Param, SCOPE_FEEDBACK, SCOPE_READ, ToolCtx, ToolSpec, bad_request,
-    handler,
+use crate::mcp::call::{
+    ErrorCode, Fail, Outcome, Success, ToolCtx, ToolError, bad_request, handler,
 };
+use crate::mcp::shape;
+use crate::mcp::spec::{Flag, Group, Param, SCOPE_FEEDBACK, SCOPE_READ, ToolSpec};
 use crate::model::{Feedback, FeedbackQuery, NewFeedback};
 
 const ALL: [Kind; 3] = Kind::ALL;

@@ -8,11 +8,10 @@ use crate::access::kinds::Kind;
 use crate::domain::iso;
 use crate::mcp::args;
 use crate::mcp::blocks;
-use crate::mcp::envelope::{ErrorCode, Success, ToolError};
-use crate::mcp::spec::{
-    Fail, Flag, Group, Outcome, Param, SCOPE_ACCOUNT, SCOPE_READ, ToolCtx, ToolSpec, bad_request,
-    handler,
+use crate::mcp::call::{
+    ErrorCode, Fail, Outcome, Success, ToolCtx, ToolError, bad_request, handler,
 };
+use crate::mcp::spec::{Flag, Group, Param, SCOPE_ACCOUNT, SCOPE_READ, ToolSpec};
 use crate::store::{Bound, Identity};
 
 const NO_HINT: &str = "Report meta.request_id with elixir_feedback.";

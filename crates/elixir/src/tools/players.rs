@@ -21,11 +21,9 @@ use crate::access::kinds::Kind;
 use crate::domain::{Millis, iso};
 use crate::mcp::args;
 use crate::mcp::blocks;
-use crate::mcp::envelope::Success;
+use crate::mcp::call::{Fail, Outcome as ToolOutcome, Success, ToolCtx, handler};
 use crate::mcp::shape;
-use crate::mcp::spec::{
-    Fail, Flag, Group, Outcome as ToolOutcome, SCOPE_READ, ToolCtx, ToolSpec, handler,
-};
+use crate::mcp::spec::{Flag, Group, SCOPE_READ, ToolSpec};
 use crate::model::{PlayerRow, PollEndpoint, RecordedBattle};
 use crate::recorder::live::LiveStatus;
 use crate::store::BattleQuery;
@@ -602,8 +600,8 @@ async fn collection_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
     let facts = subject(&ctx, &a).await?;
     let now = ctx.services.now();
     let Some(profile) = stored_profile(facts.row.as_ref())? else {
-        return Err(Fail::Tool(crate::mcp::envelope::ToolError::new(
-            crate::mcp::envelope::ErrorCode::NotRecorded,
+        return Err(Fail::Tool(crate::mcp::call::ToolError::new(
+            crate::mcp::call::ErrorCode::NotRecorded,
             format!(
                 "{}'s profile, which holds the collection, has not been read yet.",
                 facts.tag

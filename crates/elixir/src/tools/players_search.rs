@@ -9,11 +9,9 @@ use serde_json::{Map, Value, json};
 use crate::access::kinds::Kind;
 use crate::domain::{Millis, iso, name_key};
 use crate::mcp::args;
-use crate::mcp::envelope::Success;
+use crate::mcp::call::{Fail, Outcome as ToolOutcome, Success, ToolCtx, bad_request, handler};
 use crate::mcp::shape;
-use crate::mcp::spec::{
-    Fail, Group, Outcome as ToolOutcome, Param, SCOPE_READ, ToolCtx, ToolSpec, bad_request, handler,
-};
+use crate::mcp::spec::{Group, Param, SCOPE_READ, ToolSpec};
 use crate::model::{PlayerRow, Principal};
 
 // ---- players_search ----

@@ -11,12 +11,9 @@ use crate::access::kinds::Kind;
 use crate::domain::Millis;
 use crate::mcp::args;
 use crate::mcp::blocks;
-use crate::mcp::envelope::Success;
+use crate::mcp::call::{Fail, Outcome as ToolOutcome, Success, ToolCtx, bad_request, handler};
 use crate::mcp::shape;
-use crate::mcp::spec::{
-    Fail, Flag, Group, Outcome as ToolOutcome, Param, SCOPE_READ, ToolCtx, ToolSpec, bad_request,
-    handler,
-};
+use crate::mcp::spec::{Flag, Group, Param, SCOPE_READ, ToolSpec};
 use crate::model::{PlayerSnapshot, PollEndpoint, RecordedBattle};
 use crate::store::BattleQuery;
 use crate::tools::players::{local_date, subject, with_meta, zone_of};

@@ -14,11 +14,11 @@ use crate::access::kinds::Kind;
 use crate::domain::{Millis, iso};
 use crate::mcp::args;
 use crate::mcp::blocks;
-use crate::mcp::envelope::{ErrorCode, Success, ToolError};
-use crate::mcp::shape;
-use crate::mcp::spec::{
-    Fail, Flag, Group, Outcome, Param, SCOPE_READ, ToolCtx, ToolSpec, bad_request, handler,
+use crate::mcp::call::{
+    ErrorCode, Fail, Outcome, Success, ToolCtx, ToolError, bad_request, handler,
 };
+use crate::mcp::shape;
+use crate::mcp::spec::{Flag, Group, Param, SCOPE_READ, ToolSpec};
 use crate::model::{CoverageGap, LogRead, PollEndpoint};
 use crate::tools::subject::{PlayerFacts, resolve_player};
 

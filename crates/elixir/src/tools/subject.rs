@@ -9,8 +9,7 @@ use serde_json::{Value, json};
 use crate::access::kinds::Kind;
 use crate::domain::{Millis, iso, name_key};
 use crate::mcp::blocks::PlayerArg;
-use crate::mcp::envelope::{ErrorCode, ToolError};
-use crate::mcp::spec::{Fail, ToolCtx};
+use crate::mcp::call::{ErrorCode, Fail, ToolCtx, ToolError};
 use crate::model::{Poll, PollEndpoint};
 
 /// The player a Player-family call is about.
@@ -215,7 +214,7 @@ impl crate::recorder::live::LiveAllowance for CallerAllowance<'_> {
             .spend(
                 &caller.live_subject(),
                 crate::model::Window::Day,
-                crate::access::limits::day_start(now),
+                crate::access::metering::day_start(now),
                 limit,
             )
             .await?;
@@ -231,7 +230,7 @@ impl crate::recorder::live::LiveAllowance for CallerAllowance<'_> {
             .refund(
                 &self.ctx.caller.live_subject(),
                 crate::model::Window::Day,
-                crate::access::limits::day_start(now),
+                crate::access::metering::day_start(now),
             )
             .await
         {
@@ -240,7 +239,7 @@ impl crate::recorder::live::LiveAllowance for CallerAllowance<'_> {
     }
 
     fn resets_at(&self) -> Millis {
-        crate::access::limits::day_start(self.ctx.services.now()) + 86_400_000
+        crate::access::metering::day_start(self.ctx.services.now()) + 86_400_000
     }
 }
 

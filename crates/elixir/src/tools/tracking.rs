@@ -8,12 +8,9 @@ use serde_json::{Map, Value, json};
 use crate::access::kinds::Kind;
 use crate::mcp::args;
 use crate::mcp::blocks;
-use crate::mcp::envelope::{ErrorCode, Success, ToolError};
+use crate::mcp::call::{ErrorCode, Fail, Outcome, Success, ToolCtx, ToolError, handler};
 use crate::mcp::shape;
-use crate::mcp::spec::{
-    Fail, Flag, Group, Outcome, Param, SCOPE_ACCOUNT, SCOPE_READ, SCOPE_RECORDINGS, ToolCtx,
-    ToolSpec, handler,
-};
+use crate::mcp::spec::{Flag, Group, Param, SCOPE_ACCOUNT, SCOPE_READ, SCOPE_RECORDINGS, ToolSpec};
 use crate::model::{
     ClanScope, PollEndpoint, Principal, Relationship, TrackClan, TrackPlayer, TrackResult,
 };
@@ -371,7 +368,7 @@ async fn nickname_call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
     let tag = blocks::tag(raw, TAG_HINT)?.to_string();
     let nickname = args::text(&a, "nickname").map(str::trim);
     if nickname == Some("") {
-        return Err(crate::mcp::spec::bad_request(
+        return Err(crate::mcp::call::bad_request(
             "nickname is blank; send 1-40 characters, or null to clear it.",
             format!(
                 "elixir_nickname({{\"player_tag\": \"{tag}\", \"nickname\": null}}) clears it."

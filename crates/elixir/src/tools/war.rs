@@ -10,10 +10,8 @@ use serde_json::{Map, Value, json};
 
 use crate::access::kinds::Kind;
 use crate::mcp::args;
-use crate::mcp::envelope::Success;
-use crate::mcp::spec::{
-    Fail, Group, Outcome, Param, SCOPE_READ, ToolCtx, ToolSpec, bad_request, handler,
-};
+use crate::mcp::call::{Fail, Outcome, Success, ToolCtx, bad_request, handler};
+use crate::mcp::spec::{Group, Param, SCOPE_READ, ToolSpec};
 use elixir_record::calendar::{self, GameClock};
 use elixir_record::time::{from_millis, iso, zone};
 

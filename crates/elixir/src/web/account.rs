@@ -10,10 +10,10 @@ use http::{HeaderMap, StatusCode};
 use uuid::Uuid;
 
 use super::page::{Form, Web, esc, forbidden, html, layout, not_found, see_other, unavailable};
-use crate::access::auth::GRANT_CREDENTIAL;
 use crate::access::door_path;
 use crate::access::kinds::{Kind, STANDARD_SCOPES};
 use crate::access::oauth::EMAIL_SCOPE;
+use crate::access::refusals::GRANT_CREDENTIAL;
 use crate::domain::{is_time_zone, iso};
 use crate::model::{Agent, AuditEntry, RefusalCount};
 use mcp_oauth::Disconnection;
@@ -22,7 +22,7 @@ pub(super) const DAY_MS: i64 = 24 * 3600 * 1000;
 /// How far back the refusal counts go.
 pub(super) const REFUSAL_DAYS: i64 = 7;
 // The purge must never delete a day the pages still show.
-const _: () = assert!(crate::access::auth::REFUSAL_RETENTION_DAYS > REFUSAL_DAYS);
+const _: () = assert!(crate::access::refusals::REFUSAL_RETENTION_DAYS > REFUSAL_DAYS);
 
 /// The signed-in account and its CSRF token, or the response to send instead (sign in first).
 pub(super) async fn session(web: &Web, headers: &HeaderMap) -> Result<(Uuid, String), Response> {

@@ -4,8 +4,8 @@
 
 use elixir::access::kinds::Kind;
 use elixir::mcp::args;
-use elixir::mcp::envelope::Success;
-use elixir::mcp::spec::{Flag, Group, Param, SCOPE_READ, ToolSpec, handler};
+use elixir::mcp::call::{Success, handler};
+use elixir::mcp::spec::{Flag, Group, Param, SCOPE_READ, ToolSpec};
 use serde_json::{Value, json};
 
 use crate::on_both_backends;

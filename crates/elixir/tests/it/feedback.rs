@@ -205,7 +205,7 @@ async fn feedback_pages_are_bounded_by_size(url: &str) {
 /// drops it with a note instead of refusing it. Every other unknown argument is still refused.
 async fn agent_only_arguments_on_the_person_door(url: &str) {
     let server = spawn(url).await;
-    let note = elixir::mcp::spec::ignored_note("on_behalf_of");
+    let note = elixir::mcp::call::ignored_note("on_behalf_of");
     assert_eq!(
         note,
         "on_behalf_of was ignored: it applies only on agent and integration doors."

@@ -3,7 +3,7 @@
 //! parallel burst on one daily counter admitted exactly to its limit, and the one statement
 //! that meters a call's hour and day together holding both limits under a parallel burst.
 
-use elixir::access::limits::{DAY_MS, day_start, hour_start};
+use elixir::access::metering::{DAY_MS, day_start, hour_start};
 use elixir::model::Window;
 use elixir::store::{Meter, Metered};
 use serde_json::json;

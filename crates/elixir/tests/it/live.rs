@@ -105,7 +105,7 @@ async fn live_reads_go_through_the_lane(url: &str) {
     // The day's live fetches spent (a member has 20): the record is served with unavailable,
     // and nothing is sent.
     let subject = format!("live:{}", server.person.id);
-    let day = elixir::access::limits::day_start(clock.now_millis());
+    let day = elixir::access::metering::day_start(clock.now_millis());
     while server
         .store
         .spend(&subject, elixir::model::Window::Day, day, 20)

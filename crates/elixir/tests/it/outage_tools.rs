@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use elixir::access::kinds::Kind;
-use elixir::access::limits::day_start;
-use elixir::mcp::envelope::Success;
-use elixir::mcp::spec::{Group, SCOPE_READ, ToolSpec, handler};
+use elixir::access::metering::day_start;
+use elixir::mcp::call::{Success, handler};
+use elixir::mcp::spec::{Group, SCOPE_READ, ToolSpec};
 use elixir::model::Window;
 use elixir::store::SharedStore;
 use serde_json::{Value, json};

@@ -221,7 +221,7 @@ async fn refusal_counts_past_retention_are_purged(url: &str) {
             "{day}"
         );
     }
-    assert_eq!(elixir::access::auth::REFUSAL_RETENTION_DAYS, 8);
+    assert_eq!(elixir::access::refusals::REFUSAL_RETENTION_DAYS, 8);
 }
 
 on_both_backends!(

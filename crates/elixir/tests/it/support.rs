@@ -4,8 +4,8 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use elixir::access::auth::{Grant, StaticVerifier};
 use elixir::access::door_path;
+use elixir::access::gate::{Grant, StaticVerifier};
 use elixir::access::kinds::{Kind, STANDARD_SCOPES, Tier};
 use elixir::admin::{self, IssuedAgent};
 use elixir::app::{self, AppState, ServeConfig};
@@ -351,7 +351,7 @@ fn check_meta(meta: &Value, reply: &Reply) {
     let keys: Vec<&String> = meta.as_object().unwrap().keys().collect();
     for k in &keys {
         assert!(
-            elixir::mcp::envelope::META_KEYS.contains(&k.as_str()),
+            elixir::mcp::call::META_KEYS.contains(&k.as_str()),
             "meta key {k}"
         );
     }

@@ -17,7 +17,8 @@ use super::{
 };
 use crate::domain::{Millis, iso};
 use crate::mcp::args;
-use crate::mcp::spec::{Flag, Group, Outcome, Param, SCOPE_READ, ToolCtx, ToolSpec, handler};
+use crate::mcp::call::{Outcome, ToolCtx, handler};
+use crate::mcp::spec::{Flag, Group, Param, SCOPE_READ, ToolSpec};
 
 /// The tool's name.
 pub const NAME: &str = "battles_decks";

@@ -14,7 +14,8 @@ use serde_json::{Map, Value, json};
 use super::{
     Args, Scope, common_params, docs_pointer, kinds, mean, round_to, row, stats_row_schema,
 };
-use crate::mcp::spec::{Flag, Group, Outcome, SCOPE_READ, ToolCtx, ToolSpec, handler};
+use crate::mcp::call::{Outcome, ToolCtx, handler};
+use crate::mcp::spec::{Flag, Group, SCOPE_READ, ToolSpec};
 
 /// The tool's name.
 pub const NAME: &str = "battles_levels";

@@ -13,10 +13,10 @@ use super::cursor::{self, CursorError, Position};
 use super::{Args, Played, Scope, bounded, common_params, docs_pointer, kinds, one_of, render};
 use crate::mcp::args;
 use crate::mcp::blocks;
-use crate::mcp::envelope::{ErrorCode, RESULT_CAP, ToolError};
-use crate::mcp::spec::{
-    Fail, Flag, Group, Outcome, Param, SCOPE_READ, ToolCtx, ToolSpec, bad_request, handler,
+use crate::mcp::call::{
+    ErrorCode, Fail, Outcome, RESULT_CAP, ToolCtx, ToolError, bad_request, handler,
 };
+use crate::mcp::spec::{Flag, Group, Param, SCOPE_READ, ToolSpec};
 
 /// The tool's name.
 pub const NAME: &str = "battles_query";

@@ -11,8 +11,7 @@ use serde_json::{Map, Value, json};
 use super::{MAX_SEGMENT_PLAYERS, Tool};
 use crate::mcp::args;
 use crate::mcp::blocks;
-use crate::mcp::envelope::{ErrorCode, ToolError};
-use crate::mcp::spec::{Fail, ToolCtx, bad_request};
+use crate::mcp::call::{ErrorCode, Fail, ToolCtx, ToolError, bad_request};
 use crate::model::Principal;
 use crate::store::SegmentFilter;
 

@@ -17,8 +17,8 @@ use crate::access::kinds::Kind;
 use crate::domain::{Millis, iso};
 use crate::mcp::args as arg;
 use crate::mcp::blocks;
-use crate::mcp::envelope::{ErrorCode, ToolError};
-use crate::mcp::spec::{Fail, Flag, Group, Outcome, Param, SCOPE_READ, ToolCtx, ToolSpec, handler};
+use crate::mcp::call::{ErrorCode, Fail, Outcome, ToolCtx, ToolError, handler};
+use crate::mcp::spec::{Flag, Group, Param, SCOPE_READ, ToolSpec};
 use crate::store::{MetaQuery, Population, SegmentFilter, StoreError};
 use args::Request;
 

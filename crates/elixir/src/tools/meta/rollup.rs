@@ -10,8 +10,7 @@ use serde_json::{Value, json};
 
 use super::Tool;
 use super::args::{Request, Sort};
-use crate::mcp::envelope::Success;
-use crate::mcp::spec::{Fail, ToolCtx};
+use crate::mcp::call::{Fail, Success, ToolCtx};
 use crate::store::{DeckDetail, DeckGames, MetaRows};
 
 /// One deck's or card's games, rolled up from the store's per-player rows.

@@ -1,10 +1,190 @@
-//! The response envelope (SURFACE §3): success bodies with `applied`, `notes`, `docs` and the
-//! closed `meta` set; tool errors with the closed code set and their classes; the 48,000
-//! character result cap. Every tool result leaves through [`render`], so the rules hold in one
-//! place.
+//! One tool call on Elixir's side of the door, from the handler's context to the rendered
+//! result: what a handler sees ([`ToolCtx`]) and returns (an [`Outcome`]: a [`Success`] being
+//! assembled, or a [`Fail`]), the call's [`run`] (the handler, the ignored-argument notes,
+//! refunds of a failed call, `meta`, rendering), the response envelope (SURFACE §3: success
+//! bodies with `applied`, `notes`, `docs` and the closed `meta` set; tool errors with the
+//! closed code set and their classes; the 48,000-character result cap) and the `meta` every
+//! answer carries (§3.2: the fixed four keys, `quota` from the gate's snapshot or read now,
+//! `feedback_responses_pending` when a reply waits). Every tool result leaves through
+//! [`render`], so the rules hold in one place, and the door learns the answer's error code
+//! and text as values (a `CallOutcome`). The declarations a call runs from are
+//! `mcp::spec`'s; the data keys of `meta` only a tool knows (`freshness_seconds`,
+//! `source_polls`) are the tool's.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 
 use mcp_door::model::{CallToolResult, ContentBlock};
+use mcp_door::{CallContext, CallOutcome, Extensions, ToolFailure};
 use serde_json::{Map, Value, json};
+use uuid::Uuid;
+
+use crate::access::gate;
+use crate::access::metering::{CatalogueStamp, QuotaSnapshot, hour_used};
+use crate::domain::iso;
+use crate::mcp::audit::Answer;
+use crate::services::{Caller, Services};
+use crate::store::StoreError;
+
+/// What a handler sees.
+#[derive(Clone)]
+pub struct ToolCtx {
+    pub services: Arc<Services>,
+    pub caller: Caller,
+    pub request_id: Uuid,
+    /// The card catalogue's stamp the gate's metering statement read; `None` when the gate
+    /// did not read one (the counters failed open), so a handler that needs it reads it.
+    pub catalogue: Option<CatalogueStamp>,
+}
+
+/// A handler's failure: a domain answer, or a failure the door renders.
+#[derive(Debug)]
+pub enum Fail {
+    Tool(ToolError),
+    /// A dependency is down → HTTP 503.
+    Unavailable(String),
+    /// A bug → the `internal` tool error; the detail is logged only.
+    Internal(String),
+}
+
+impl From<ToolError> for Fail {
+    fn from(e: ToolError) -> Self {
+        Fail::Tool(e)
+    }
+}
+
+impl From<StoreError> for Fail {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Unavailable(d) => Fail::Unavailable(d),
+            // a budgeted read the database cancelled (SURFACE §4.5); the H tools word their
+            // own hint, this is the answer of any other caller
+            StoreError::Timeout(_) => {
+                let mut e = ToolError::new(
+                    ErrorCode::QueryTimeout,
+                    "The query ran past its time budget and the database cancelled it; the call was not charged.",
+                    "Narrow the window (days, from and to, or season) and call again.",
+                );
+                e.retry_after_s = Some(30);
+                Fail::Tool(e)
+            }
+            other => Fail::Internal(other.to_string()),
+        }
+    }
+}
+
+pub type Outcome = Result<Success, Fail>;
+pub type SpecHandler = Arc<
+    dyn Fn(ToolCtx, Map<String, Value>) -> Pin<Box<dyn Future<Output = Outcome> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// Wraps an async function as a [`SpecHandler`].
+pub fn handler<F, Fut>(f: F) -> SpecHandler
+where
+    F: Fn(ToolCtx, Map<String, Value>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Outcome> + Send + 'static,
+{
+    Arc::new(move |ctx, args| Box::pin(f(ctx, args)))
+}
+
+/// What a call's run needs of its tool's declaration, taken from the [`ToolSpec`] when its
+/// door declaration is built ([`ToolSpec::decl`] hands the door a closure over it that calls
+/// [`run`]).
+///
+/// [`ToolSpec`]: crate::mcp::spec::ToolSpec
+/// [`ToolSpec::decl`]: crate::mcp::spec::ToolSpec::decl
+pub struct CallSpec {
+    /// The tool's name, for the log of an internal failure.
+    pub name: &'static str,
+    /// The `docs` pointer answers carry unless they name a better one.
+    pub docs: String,
+    /// The `result_too_large` hint.
+    pub too_large_hint: String,
+    pub handler: SpecHandler,
+}
+
+/// Runs one call: the handler, then `meta`, rendering, the result cap, refunds, and the
+/// outcome the door audits (error code and answer text as values).
+pub async fn run(
+    spec: Arc<CallSpec>,
+    services: Arc<Services>,
+    call: CallContext,
+    args: Map<String, Value>,
+) -> Result<CallOutcome, ToolFailure> {
+    let caller = call
+        .principal
+        .ext::<Caller>()
+        .cloned()
+        .ok_or_else(|| ToolFailure::Internal("principal without an Elixir caller".into()))?;
+    let request_id = call.request_id;
+    let ignored = call.ignored_arguments;
+    let metered = call.extensions;
+    let ctx = ToolCtx {
+        services: Arc::clone(&services),
+        caller: caller.clone(),
+        request_id,
+        catalogue: metered.get::<CatalogueStamp>().copied(),
+    };
+    let outcome = match (spec.handler)(ctx, args).await {
+        Ok(s) => Ok(ignored_notes(s, &ignored)),
+        Err(Fail::Tool(e)) => Err(e),
+        Err(Fail::Unavailable(detail)) => {
+            gate::refund(&services, &metered).await;
+            return Err(ToolFailure::Unavailable(detail));
+        }
+        Err(Fail::Internal(detail)) => {
+            tracing::error!(%request_id, tool = spec.name, %detail, "tool failed");
+            Err(internal_error())
+        }
+    };
+    if let Err(e) = &outcome
+        && e.code.refunded()
+    {
+        gate::refund(&services, &metered).await;
+    }
+    let replies = match &outcome {
+        Ok(s) if s.has_delivered_replies() => Replies::Delivered,
+        _ => Replies::AsAuthenticated,
+    };
+    let meta = meta(&services, &caller, request_id, &metered, replies).await;
+    let rendered = render(
+        outcome,
+        &RenderContext {
+            meta,
+            default_docs: &spec.docs,
+            too_large_hint: &spec.too_large_hint,
+        },
+    );
+    let outcome = match rendered.error_code {
+        Some(code) => CallOutcome::failed(code.as_str(), rendered.result),
+        None => CallOutcome::new(rendered.result),
+    };
+    Ok(outcome.with_extension(Answer(rendered.text)))
+}
+
+/// One note per agent-only argument the person door dropped (SURFACE §1.4), within the cap.
+fn ignored_notes(mut success: Success, ignored: &[String]) -> Success {
+    for name in ignored {
+        if success.note_count() >= MAX_NOTES {
+            break;
+        }
+        success = success.note(ignored_note(name));
+    }
+    success
+}
+
+/// The note for an agent-only argument sent on the person door.
+pub fn ignored_note(name: &str) -> String {
+    format!("{name} was ignored: it applies only on agent and integration doors.")
+}
+
+/// A `bad_request` naming the offending argument.
+pub fn bad_request(message: impl Into<String>, hint: impl Into<String>) -> Fail {
+    Fail::Tool(ToolError::new(ErrorCode::BadRequest, message, hint))
+}
 
 /// The contract's semver (`serverInfo.version` is `<this>+tools.<fingerprint>`).
 pub const CONTRACT_VERSION: &str = "1.1.0";
@@ -380,6 +560,58 @@ fn scrub_meta(meta: &Value) -> Value {
         }
     }
     Value::Object(clean)
+}
+
+/// Where `feedback_responses_pending` comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replies {
+    /// The count read with the caller's account ([`Caller::pending_responses`]): nothing in
+    /// this call delivered a reply, so it is as exact as a count read now.
+    AsAuthenticated,
+    /// This call delivered replies: count the waiting ones again.
+    Delivered,
+}
+
+/// `meta` for a finished call: the fixed four, `quota` (the gate's snapshot in the request's
+/// `extensions`, or read now) and `feedback_responses_pending` when a reply waits.
+pub async fn meta(
+    services: &Services,
+    caller: &Caller,
+    request_id: Uuid,
+    extensions: &Extensions,
+    replies: Replies,
+) -> Value {
+    let mut meta = base_meta(services, request_id);
+    let quota = match extensions.get::<QuotaSnapshot>() {
+        Some(q) => Some(q.0.clone()),
+        None => {
+            let hour_used = hour_used(extensions);
+            gate::quota(services, caller, hour_used, None).await.ok()
+        }
+    };
+    if let Some(q) = quota {
+        meta["quota"] = q;
+    }
+    let pending = match replies {
+        Replies::AsAuthenticated => Ok(caller.pending_responses),
+        Replies::Delivered => services.store.pending_responses(caller.ledger()).await,
+    };
+    match pending {
+        Ok(n) if n > 0 => meta["feedback_responses_pending"] = json!(n),
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "pending responses unavailable"),
+    }
+    meta
+}
+
+/// The four keys every `meta` carries.
+pub fn base_meta(services: &Services, request_id: Uuid) -> Value {
+    json!({
+        "as_of": iso(services.now()),
+        "request_id": request_id.to_string(),
+        "disclaimer": DISCLAIMER,
+        "contract_version": CONTRACT_VERSION,
+    })
 }
 
 #[cfg(test)]
