@@ -1,6 +1,7 @@
 //! The card catalogue the world draws from: the shared `cards.json` fixture plus every other
-//! card the shared battle log and profile fixtures show, with rarity, level scale and forms.
-//! It owns the card constants; what a player owns and plays lives in `world`.
+//! card the shared battle log and profile fixtures show, with rarity, the API's level scale
+//! and forms. It owns the card constants; the rarities and their level offsets are
+//! elixir-record's; what a player owns and plays lives in `world`.
 
 use serde_json::{Map, Value, json};
 
@@ -10,61 +11,17 @@ const CARDS_JSON: &str = include_str!("../fixtures/cards.json");
 const BATTLELOG_JSON: &str = include_str!("../fixtures/battlelog.json");
 const PLAYER_JSON: &str = include_str!("../fixtures/player.json");
 
-/// A card's rarity, which fixes its API `maxLevel` and the offset to the in-game level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Rarity {
-    /// `maxLevel` 16, offset 0.
-    Common,
-    /// `maxLevel` 14, offset 2.
-    Rare,
-    /// `maxLevel` 11, offset 5.
-    Epic,
-    /// `maxLevel` 8, offset 8.
-    Legendary,
-    /// `maxLevel` 6, offset 10.
-    Champion,
-}
+/// A card's rarity: the record's type (elixir-record), so the fake and Elixir name the five
+/// rarities and their level offsets once.
+pub use elixir_record::cards::Rarity;
 
-impl Rarity {
-    /// Parses the API's lower-case rarity name.
-    pub fn parse(name: &str) -> Option<Rarity> {
-        match name {
-            "common" => Some(Rarity::Common),
-            "rare" => Some(Rarity::Rare),
-            "epic" => Some(Rarity::Epic),
-            "legendary" => Some(Rarity::Legendary),
-            "champion" => Some(Rarity::Champion),
-            _ => None,
-        }
-    }
+/// The in-game level cap (post "Level 16"): a card at its rarity's API `maxLevel` is at it.
+const LEVEL_CAP: i64 = 16;
 
-    /// The API's name (`common` … `champion`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Rarity::Common => "common",
-            Rarity::Rare => "rare",
-            Rarity::Epic => "epic",
-            Rarity::Legendary => "legendary",
-            Rarity::Champion => "champion",
-        }
-    }
-
-    /// The API `maxLevel` of this rarity on the post "Level 16" scale.
-    pub fn max_level(self) -> u8 {
-        16 - self.offset()
-    }
-
-    /// What to add to an API `level` to get the in-game level (SURFACE §6.4).
-    pub fn offset(self) -> u8 {
-        match self {
-            Rarity::Common => 0,
-            Rarity::Rare => 2,
-            Rarity::Epic => 5,
-            Rarity::Legendary => 8,
-            Rarity::Champion => 10,
-        }
-    }
+/// The API `maxLevel` of `rarity`: the in-game cap less the rarity's level offset (SURFACE
+/// §6.4), so 16 common … 6 champion.
+pub fn api_max_level(rarity: Rarity) -> u8 {
+    u8::try_from(LEVEL_CAP - rarity.level_offset()).unwrap_or(1)
 }
 
 /// One card of the catalogue.
@@ -127,7 +84,7 @@ impl Card {
         let mut card = Map::new();
         card.insert("name".into(), json!(self.name));
         card.insert("id".into(), json!(self.id));
-        card.insert("maxLevel".into(), json!(self.rarity.max_level()));
+        card.insert("maxLevel".into(), json!(api_max_level(self.rarity)));
         if let Some(forms) = self.max_evolution_level {
             card.insert("maxEvolutionLevel".into(), json!(forms));
         }
@@ -303,8 +260,8 @@ mod tests {
             .iter()
             .find(|c| c.name == "Archer Queen")
             .unwrap();
-        assert_eq!(queen.rarity.max_level(), 6);
-        assert_eq!(queen.rarity.offset(), 10);
+        assert_eq!(api_max_level(queen.rarity), 6);
+        assert_eq!(queen.rarity.level_offset(), 10);
         let knight = catalog.card(0).unwrap();
         assert_eq!(knight.max_evolution_level, Some(3));
         assert_eq!(knight.played_json(15, 2)["evolutionLevel"], 2);

@@ -324,16 +324,10 @@ pub enum Who {
     Synthetic,
 }
 
-/// How one battle ended for one side.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Outcome {
-    /// The side won.
-    Win,
-    /// The side lost.
-    Loss,
-    /// Neither side won.
-    Draw,
-}
+/// How one battle ended for one side: the record's type (elixir-record). The world decides
+/// it from its own winner ([`Battle::outcome`]), never by the record's rule over the rendered
+/// JSON, so the cross-check of that rule stays independent.
+pub use elixir_record::Outcome;
 
 const SYNTHETIC: u32 = u32::MAX;
 const EMPTY: u32 = u32::MAX - 1;

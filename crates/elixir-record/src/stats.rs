@@ -146,9 +146,35 @@ impl Accumulator {
             Some(Outcome::Draw) => self.draws += 1,
             None => {}
         }
+        self.see(player);
+    }
+
+    /// Counts games already summed for `player` (a store's per-player row of one deck or
+    /// card): `games` in all, of them `wins`, `losses` and `draws`; the rest had no known
+    /// outcome.
+    pub fn add_counted(&mut self, games: u64, wins: u64, losses: u64, draws: u64, player: &str) {
+        self.battles += games;
+        self.wins += wins;
+        self.losses += losses;
+        self.draws += draws;
+        self.see(player);
+    }
+
+    /// Counts `player` among the row's distinct players.
+    fn see(&mut self, player: &str) {
         if !self.players.contains(player) {
             self.players.insert(player.to_owned());
         }
+    }
+
+    /// Battles (or games) counted, whatever their outcome.
+    pub fn battles(&self) -> u64 {
+        self.battles
+    }
+
+    /// Distinct players counted.
+    pub fn player_count(&self) -> usize {
+        self.players.len()
     }
 
     /// Counts `battle` once for `player` with their outcome (a duel with the duel's), and
@@ -342,6 +368,22 @@ mod tests {
             (5, 2, 1, 1, 3)
         );
         assert_eq!(stats.win_rate, Some(0.6667));
+    }
+
+    #[test]
+    fn counted_rows_add_up_like_the_games_they_sum() {
+        let mut one_by_one = row(&[Some(Win), Some(Win), Some(Loss), Some(Draw), None]);
+        one_by_one.add(Some(Loss), "#8PJJ2C");
+        let mut counted = Accumulator::new();
+        counted.add_counted(5, 2, 1, 1, "#2QY8LRJC9");
+        counted.add_counted(1, 0, 1, 0, "#8PJJ2C");
+        counted.add_counted(0, 0, 0, 0, "#2QY8LRJC9");
+        assert_eq!(counted, one_by_one);
+        assert_eq!((counted.battles(), counted.player_count()), (6, 2));
+        assert_eq!(
+            counted.stats(RowKind::Pooled),
+            one_by_one.stats(RowKind::Pooled)
+        );
     }
 
     #[test]

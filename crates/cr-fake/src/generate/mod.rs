@@ -177,8 +177,8 @@ pub(crate) fn level_base(trophies: i32) -> i64 {
 
 /// A rarity-relative level for an in-game level, kept inside the rarity's range.
 pub(crate) fn api_level(in_game: i64, rarity: crate::catalog::Rarity) -> u8 {
-    let offset = i64::from(rarity.offset());
-    let level = (in_game - offset).clamp(1, i64::from(rarity.max_level()));
+    let level = (in_game - rarity.level_offset())
+        .clamp(1, i64::from(crate::catalog::api_max_level(rarity)));
     u8::try_from(level).unwrap_or(1)
 }
 

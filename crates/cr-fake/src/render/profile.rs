@@ -63,14 +63,14 @@ pub fn player_json(world: &World, index: u32, now: i64) -> Option<Value> {
         .owned_tower_troop(deck.tower_troop)
         .map_or(1, |o| o.level);
     let favourite = world.catalog.card(deck.cards[0])?;
-    let collection_level: u32 = player
+    let collection_level: i64 = player
         .collection
         .iter()
         .filter_map(|o| {
             let card = world.catalog.card(o.card)?;
-            Some(u32::from(o.level + card.rarity.offset()))
+            Some(card.rarity.in_game_level(i64::from(o.level)))
         })
-        .sum::<u32>()
+        .sum::<i64>()
         * 3;
     let pol = world.pol_trophies_at(index, now);
     let (donations, received) = donations(world, index, now);

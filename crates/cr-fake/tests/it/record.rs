@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
+use cr_fake::BattleType;
 use cr_fake::render::battle_json;
-use cr_fake::{BattleType, Outcome};
 use elixir_record::{Battle, Mode, Side};
 
 use crate::small_world;
@@ -25,14 +25,6 @@ fn mode_of(kind: BattleType) -> Mode {
     }
 }
 
-fn record_outcome(outcome: Outcome) -> elixir_record::Outcome {
-    match outcome {
-        Outcome::Win => elixir_record::Outcome::Win,
-        Outcome::Loss => elixir_record::Outcome::Loss,
-        Outcome::Draw => elixir_record::Outcome::Draw,
-    }
-}
-
 #[test]
 fn every_generated_battle_reads_with_the_expected_mode_outcome_and_one_id() {
     let world = small_world(51);
@@ -44,7 +36,7 @@ fn every_generated_battle_reads_with_the_expected_mode_outcome_and_one_id() {
             let recorded = Battle::from_upstream(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
             assert_eq!(recorded.mode, mode_of(battle.kind()), "{json}");
             assert_eq!(recorded.battle_type, battle.kind().as_str());
-            let expected = battle.outcome_for(player).map(record_outcome);
+            let expected = battle.outcome_for(player);
             assert_eq!(recorded.outcome(Side::Team), expected, "{json}");
             // The same battle seen from any log has one id; different battles never share one.
             let seen = *ids.entry(recorded.battle_id.clone()).or_insert(index);

@@ -9,10 +9,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use axum::Router;
-use mcp_door::model::{CallToolResult, ContentBlock, Implementation};
+use mcp_door::model::Implementation;
 use mcp_door::{
     AuthError, AuthRequest, Authenticator, BearerRealm, CallContext, CallOutcome, InvalidReason,
-    Presenter, Principal, ToolFailure, Violation, bearer_token, tool_json,
+    Presenter, Principal, ToolFailure, Violation, tool_json,
 };
 use serde_json::Value;
 
@@ -21,8 +21,8 @@ pub use tools::catalog;
 use crate::campaign::{CampaignError, CampaignService};
 use crate::domain::play::DomainError;
 use crate::domain::{User, token};
+use crate::mcp::door;
 use crate::state::{AppState, StartError};
-use crate::store::StoreError;
 
 /// The path of the author door.
 pub const AUTHOR_PATH: &str = "/mcp";
@@ -33,7 +33,7 @@ pub const AUTHOR_KIND: &str = "author";
 /// generates on the account page `/author-tokens`). Plain ASCII, as `error_description` must be.
 pub fn author_realm() -> BearerRealm {
     BearerRealm::new(
-        super::player::REALM,
+        door::REALM,
         "This door needs an author token from the account page (/author-tokens), sent as \
          Authorization: Bearer sqa_...",
         "This door needs an author token from the account page (/author-tokens); the token sent \
@@ -53,26 +53,14 @@ pub struct AuthorAuthenticator {
 #[async_trait]
 impl Authenticator for AuthorAuthenticator {
     async fn authenticate(&self, request: &AuthRequest<'_>) -> Result<Principal, AuthError> {
-        let presented = bearer_token(request.headers)?;
-        if !token::is_author_token(presented) {
-            return Err(AuthError::Invalid(InvalidReason::Unknown));
-        }
-        let digest = token::digest(presented);
-        let grant = match self.campaign.play.store.author_token(&digest).await {
-            Ok(Some(g)) => g,
-            Ok(None) => return Err(AuthError::Invalid(InvalidReason::Unknown)),
-            Err(StoreError::Unavailable(_)) => return Err(AuthError::Unavailable),
-            Err(e) => {
-                tracing::error!(error = %e, "author token lookup failed");
-                return Err(AuthError::Unavailable);
-            }
-        };
-        if grant.revoked {
-            return Err(AuthError::Invalid(InvalidReason::Revoked));
-        }
-        if grant.expires_at <= self.campaign.play.clock.now_millis() {
-            return Err(AuthError::Invalid(InvalidReason::Expired));
-        }
+        let digest = door::presented_digest(request, token::is_author_token)?;
+        let lookup = self.campaign.play.store.author_token(&digest).await;
+        let grant = door::found(lookup, "author token")?;
+        door::live(
+            grant.revoked,
+            grant.expires_at,
+            self.campaign.play.clock.now_millis(),
+        )?;
         if !grant.user.active {
             return Err(AuthError::Invalid(InvalidReason::Inactive));
         }
@@ -127,12 +115,7 @@ pub struct AuthorPresenter;
 
 impl Presenter for AuthorPresenter {
     fn server_info(&self, _principal: &Principal, fingerprint: &str) -> Implementation {
-        let mut info = Implementation::new(
-            "sidequest-author",
-            format!("{}+tools.{fingerprint}", env!("CARGO_PKG_VERSION")),
-        );
-        info.title = Some("Sidequest author door".into());
-        info
+        door::server_info("sidequest-author", "Sidequest author door", fingerprint)
     }
 
     fn instructions(&self, _principal: &Principal) -> Option<String> {
@@ -140,24 +123,8 @@ impl Presenter for AuthorPresenter {
     }
 
     fn invalid_arguments(&self, _tool: &str, violations: &[Violation]) -> CallOutcome {
-        let lines: Vec<String> = violations
-            .iter()
-            .map(|v| format!("{}: {}", v.pointer, v.message))
-            .collect();
-        domain_error_result(
-            422,
-            &format!("422: Invalid arguments: {}", lines.join("\n")),
-        )
+        door::invalid_arguments(violations)
     }
-}
-
-/// A domain failure as a tool result: `text` (which starts with `status`) with `isError`, and
-/// `status` handed to the audit and metrics as the error code.
-fn domain_error_result(status: u16, text: &str) -> CallOutcome {
-    CallOutcome::failed(
-        status.to_string(),
-        CallToolResult::error(vec![ContentBlock::text(text.to_owned())]),
-    )
 }
 
 /// A campaign outcome as a tool result: failures the caller can act on become `isError`
@@ -170,7 +137,7 @@ fn tool_outcome(outcome: Result<Value, CampaignError>) -> Result<CallOutcome, To
         // The domain's wording points a player's facilitator at get_play_context; a GM's
         // assistant re-reads the assignment instead.
         Err(CampaignError::Domain(DomainError::VersionConflict { expected, current })) => {
-            Ok(domain_error_result(
+            Ok(door::domain_error_result(
                 409,
                 &format!(
                     "409: Version conflict: expected {expected}, current {current}. \
@@ -178,7 +145,7 @@ fn tool_outcome(outcome: Result<Value, CampaignError>) -> Result<CallOutcome, To
                 ),
             ))
         }
-        Err(e) => Ok(domain_error_result(e.status(), &e.to_string())),
+        Err(e) => Ok(door::domain_error_result(e.status(), &e.to_string())),
     }
 }
 

@@ -6,11 +6,11 @@
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use mcp_door::model::{CallToolResult, ContentBlock, Implementation, ToolAnnotations};
+use mcp_door::model::{Implementation, ToolAnnotations};
 use mcp_door::{
     AuthError, AuthRequest, Authenticator, BearerRealm, CallContext, CallOutcome, Catalog,
     CatalogError, InvalidReason, PreparedResult, Presenter, Principal, ToolDecl, ToolFailure,
-    Violation, bearer_token, tool_json,
+    Violation, tool_json,
 };
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
@@ -20,11 +20,12 @@ use crate::domain::time::iso8601;
 use crate::domain::{JournalEvent, Language, token};
 use crate::i18n;
 use crate::mcp::answers::{Read, ReadCache, ReadKey};
+use crate::mcp::door;
 use crate::mcp::schema;
 use crate::service::{
     JournalPage, MemorySearch, PlayContext, PlayService, ServiceError, receipt_result,
 };
-use crate::store::{Held, StoreError};
+use crate::store::Held;
 
 /// The principal kind of a play token.
 pub const PLAYER_KIND: &str = "player";
@@ -67,8 +68,9 @@ impl std::fmt::Debug for Lease {
     }
 }
 
-/// The realm of both doors' `WWW-Authenticate` challenges.
-pub const REALM: &str = "sidequest";
+/// The realm of both doors' `WWW-Authenticate` challenges (named here too, where the player
+/// door's wording is).
+pub use crate::mcp::door::REALM;
 
 /// What the player door's 401 says: the credential it needs (a play token, which the GM or
 /// the player generates for one assignment), so a client without one does not go looking for
@@ -93,26 +95,17 @@ pub struct PlayAuthenticator {
 #[async_trait]
 impl Authenticator for PlayAuthenticator {
     async fn authenticate(&self, request: &AuthRequest<'_>) -> Result<Principal, AuthError> {
-        let presented = bearer_token(request.headers)?;
-        if !token::is_play_token(presented) {
-            return Err(AuthError::Invalid(InvalidReason::Unknown));
-        }
-        let digest = token::digest(presented);
-        let (grant, held) = match self.service.store.play_token_held(&digest).await {
-            Ok((Some(g), held)) => (g, held),
-            Ok((None, _)) => return Err(AuthError::Invalid(InvalidReason::Unknown)),
-            Err(StoreError::Unavailable(_)) => return Err(AuthError::Unavailable),
-            Err(e) => {
-                tracing::error!(error = %e, "play token lookup failed");
-                return Err(AuthError::Unavailable);
-            }
-        };
-        if grant.revoked {
-            return Err(AuthError::Invalid(InvalidReason::Revoked));
-        }
-        if grant.expires_at <= self.service.clock.now_millis() {
-            return Err(AuthError::Invalid(InvalidReason::Expired));
-        }
+        let digest = door::presented_digest(request, token::is_play_token)?;
+        let lookup = self.service.store.play_token_held(&digest).await;
+        let (grant, held) = door::found(
+            lookup.map(|(grant, held)| grant.map(|g| (g, held))),
+            "play token",
+        )?;
+        door::live(
+            grant.revoked,
+            grant.expires_at,
+            self.service.clock.now_millis(),
+        )?;
         if !grant.player_active || !grant.gm_active {
             return Err(AuthError::Invalid(InvalidReason::Inactive));
         }
@@ -145,12 +138,7 @@ pub struct PlayerPresenter;
 
 impl Presenter for PlayerPresenter {
     fn server_info(&self, _principal: &Principal, fingerprint: &str) -> Implementation {
-        let mut info = Implementation::new(
-            "sidequest",
-            format!("{}+tools.{fingerprint}", env!("CARGO_PKG_VERSION")),
-        );
-        info.title = Some("Sidequest player door".into());
-        info
+        door::server_info("sidequest", "Sidequest player door", fingerprint)
     }
 
     fn instructions(&self, principal: &Principal) -> Option<String> {
@@ -165,24 +153,8 @@ impl Presenter for PlayerPresenter {
     }
 
     fn invalid_arguments(&self, _tool: &str, violations: &[Violation]) -> CallOutcome {
-        let lines: Vec<String> = violations
-            .iter()
-            .map(|v| format!("{}: {}", v.pointer, v.message))
-            .collect();
-        domain_error_result(
-            422,
-            &format!("422: Invalid arguments: {}", lines.join("\n")),
-        )
+        door::invalid_arguments(violations)
     }
-}
-
-/// A domain failure as a tool result: `text` (which starts with `status`) with `isError`, and
-/// `status` handed to the audit and metrics as the error code.
-fn domain_error_result(status: u16, text: &str) -> CallOutcome {
-    CallOutcome::failed(
-        status.to_string(),
-        CallToolResult::error(vec![ContentBlock::text(text.to_owned())]),
-    )
 }
 
 /// A tool's answer: the service's result rendered by `json`, or its failure (a domain
@@ -193,7 +165,7 @@ fn render<T>(
 ) -> Result<CallOutcome, ToolFailure> {
     match outcome {
         Ok(v) => Ok(tool_json(json(v)).into()),
-        Err(ServiceError::Domain(d)) => Ok(domain_error_result(d.status(), &d.to_string())),
+        Err(ServiceError::Domain(d)) => Ok(door::domain_error_result(d.status(), &d.to_string())),
         Err(ServiceError::Unavailable(m)) => Err(ToolFailure::Unavailable(m)),
         Err(e) => Err(ToolFailure::Internal(e.to_string())),
     }

@@ -3,9 +3,9 @@
 //! card filters, the `min_*` thresholds and their `excluded` counts, the sort and the page;
 //! the page's decks read back for their cards and names.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
-use elixir_record::stats::{RowKind, Stats, round4, wilson_lower_bound, win_rate};
+use elixir_record::stats::{Accumulator, RowKind, round4};
 use serde_json::{Value, json};
 
 use super::Tool;
@@ -13,51 +13,24 @@ use super::args::{Request, Sort};
 use crate::mcp::call::{Fail, Success, ToolCtx};
 use crate::store::{DeckDetail, DeckGames, MetaRows};
 
-/// One deck's or card's games, rolled up from the store's per-player rows.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Tally {
-    pub(super) games: u64,
-    pub(super) wins: u64,
-    pub(super) losses: u64,
-    pub(super) draws: u64,
-    pub(super) players: BTreeSet<String>,
-}
-
-impl Tally {
-    fn add(&mut self, row: &DeckGames) {
-        let n = |v: i64| u64::try_from(v).unwrap_or(0);
-        self.games += n(row.games);
-        self.wins += n(row.wins);
-        self.losses += n(row.losses);
-        self.draws += n(row.draws);
-        if !self.players.contains(&row.player_tag) {
-            self.players.insert(row.player_tag.clone());
-        }
-    }
-
-    fn stats(&self) -> Stats {
-        let decided = self.wins + self.losses;
-        Stats {
-            battles: self.games,
-            wins: self.wins,
-            losses: self.losses,
-            draws: self.draws,
-            decided_battles: decided,
-            win_rate: win_rate(self.wins, decided),
-            players: u64::try_from(self.players.len()).unwrap_or(u64::MAX),
-            insufficient_sample: decided < RowKind::Pooled.min_decided(),
-        }
-    }
-
-    fn win_rate_low(&self) -> Option<f64> {
-        wilson_lower_bound(self.wins, self.wins + self.losses)
-    }
+/// Adds one of the store's per-player rows to a deck's or card's tally: the record's row
+/// sample, so pooled STATS and `win_rate_low` are its arithmetic (a negative count, which the
+/// store never returns, counts as none).
+fn add_row(tally: &mut Accumulator, row: &DeckGames) {
+    let n = |v: i64| u64::try_from(v).unwrap_or(0);
+    tally.add_counted(
+        n(row.games),
+        n(row.wins),
+        n(row.losses),
+        n(row.draws),
+        &row.player_tag,
+    );
 }
 
 /// A ranked row: its key, tally and usage share.
 pub(super) struct Ranked {
     pub(super) key: String,
-    pub(super) tally: Tally,
+    pub(super) tally: Accumulator,
     pub(super) usage_share: f64,
 }
 
@@ -78,14 +51,14 @@ pub(super) fn rank(rows: &mut [Ranked], sort: Sort) {
         match sort {
             Sort::WinRateLow => r.tally.win_rate_low().unwrap_or(-1.0),
             Sort::Battles => 0.0,
-            Sort::WinRate => r.tally.stats().win_rate.unwrap_or(-1.0),
+            Sort::WinRate => r.tally.stats(RowKind::Pooled).win_rate.unwrap_or(-1.0),
             Sort::UsageShare => r.usage_share,
         }
     };
     rows.sort_by(|a, b| {
         metric(b)
             .total_cmp(&metric(a))
-            .then(b.tally.games.cmp(&a.tally.games))
+            .then(b.tally.battles().cmp(&a.tally.battles()))
             .then(a.key.cmp(&b.key))
     });
 }
@@ -107,7 +80,7 @@ pub(super) struct Kept {
 
 /// The rows of `tallies` that pass the thresholds, ranked.
 pub(super) fn keep(
-    tallies: HashMap<String, Tally>,
+    tallies: HashMap<String, Accumulator>,
     disclosed: u64,
     req: &Request,
     tool: Tool,
@@ -125,12 +98,12 @@ pub(super) fn keep(
     };
     for (key, tally) in tallies {
         kept.considered += 1;
-        if tally.games < min_battles {
+        if tally.battles() < min_battles {
             kept.below_min_battles += 1;
-        } else if tally.players.len() < min_players {
+        } else if tally.player_count() < min_players {
             kept.below_min_players += 1;
         } else {
-            let usage_share = share(tally.games, disclosed);
+            let usage_share = share(tally.battles(), disclosed);
             kept.rows.push(Ranked {
                 key,
                 tally,
@@ -163,12 +136,12 @@ pub(super) fn page<'k>(success: Success, kept: &'k Kept, req: &Request) -> (Succ
     (success, &kept.rows[offset..end])
 }
 
-pub(super) fn stats_json(t: &Tally) -> Value {
-    serde_json::to_value(t.stats()).unwrap_or(Value::Null)
+pub(super) fn stats_json(t: &Accumulator) -> Value {
+    serde_json::to_value(t.stats(RowKind::Pooled)).unwrap_or(Value::Null)
 }
 
 pub(super) async fn decks(ctx: &ToolCtx, rows: &MetaRows, req: &Request) -> Result<Success, Fail> {
-    let mut tallies: HashMap<String, Tally> = HashMap::new();
+    let mut tallies: HashMap<String, Accumulator> = HashMap::new();
     let mut disclosed = 0u64;
     for row in &rows.games {
         let Some(hash) = &row.deck_hash else { continue };
@@ -178,7 +151,7 @@ pub(super) async fn decks(ctx: &ToolCtx, rows: &MetaRows, req: &Request) -> Resu
         let passes = req.containing.iter().all(|c| ids.contains(c))
             && !req.excluding.iter().any(|c| ids.contains(c));
         if passes {
-            tallies.entry(hash.clone()).or_default().add(row);
+            add_row(tallies.entry(hash.clone()).or_default(), row);
         }
     }
     let kept = keep(tallies, disclosed, req, Tool::Decks);
@@ -248,7 +221,7 @@ pub(super) fn avg_elixir(cards: &Value) -> Value {
 }
 
 pub(super) async fn cards(ctx: &ToolCtx, rows: &MetaRows, req: &Request) -> Result<Success, Fail> {
-    let mut tallies: HashMap<String, Tally> = HashMap::new();
+    let mut tallies: HashMap<String, Accumulator> = HashMap::new();
     // a deck holding each card, to read its name and form back
     let mut holder: HashMap<String, (String, usize)> = HashMap::new();
     let mut disclosed = 0u64;
@@ -259,7 +232,7 @@ pub(super) async fn cards(ctx: &ToolCtx, rows: &MetaRows, req: &Request) -> Resu
             continue;
         };
         for (i, key) in keys.split(',').filter(|k| !k.is_empty()).enumerate() {
-            tallies.entry(key.to_owned()).or_default().add(row);
+            add_row(tallies.entry(key.to_owned()).or_default(), row);
             holder
                 .entry(key.to_owned())
                 .or_insert_with(|| (hash.clone(), i));
@@ -308,17 +281,17 @@ pub(super) async fn cards(ctx: &ToolCtx, rows: &MetaRows, req: &Request) -> Resu
 mod tests {
     use super::*;
 
-    fn tally(wins: u64, losses: u64, players: &[&str]) -> Tally {
-        Tally {
-            games: wins + losses,
-            wins,
-            losses,
-            draws: 0,
-            players: players.iter().map(|p| (*p).to_owned()).collect(),
+    /// `wins` and `losses` by the first of `players`; the others counted with no games.
+    fn tally(wins: u64, losses: u64, players: &[&str]) -> Accumulator {
+        let mut t = Accumulator::new();
+        for (i, p) in players.iter().enumerate() {
+            let (w, l) = if i == 0 { (wins, losses) } else { (0, 0) };
+            t.add_counted(w + l, w, l, 0, p);
         }
+        t
     }
 
-    fn ranked(key: &str, t: Tally, usage_share: f64) -> Ranked {
+    fn ranked(key: &str, t: Accumulator, usage_share: f64) -> Ranked {
         Ranked {
             key: key.into(),
             tally: t,
@@ -352,9 +325,10 @@ mod tests {
 
     #[test]
     fn pooled_rows_need_twenty_decided_games() {
-        assert!(tally(10, 9, &["a"]).stats().insufficient_sample);
-        assert!(!tally(10, 10, &["a"]).stats().insufficient_sample);
-        assert_eq!(tally(3, 1, &["a", "b"]).stats().players, 2);
+        let pooled = |t: Accumulator| t.stats(RowKind::Pooled);
+        assert!(pooled(tally(10, 9, &["a"])).insufficient_sample);
+        assert!(!pooled(tally(10, 10, &["a"])).insufficient_sample);
+        assert_eq!(pooled(tally(3, 1, &["a", "b"])).players, 2);
     }
 
     #[test]
