@@ -83,7 +83,6 @@ fn parse_uuid(text: &str) -> Result<Uuid, DbFailure> {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
 
     use sqlx::sqlite::SqliteRow;
 
@@ -93,13 +92,7 @@ mod tests {
     const ID: &str = "6f1c1f0e-3b59-4c8e-9a55-0d7a2b9f4e11";
 
     async fn row(select: &str) -> SqliteRow {
-        let settings = PoolSettings {
-            max_connections: 1,
-            acquire_timeout: Duration::from_secs(5),
-            statement_timeout: Duration::from_secs(5),
-            lock_timeout: Duration::from_secs(5),
-            query_timeout: Duration::from_secs(5),
-        };
+        let settings = PoolSettings::for_tests();
         let pool = open_sqlite("sqlite::memory:", &settings).await.unwrap();
         sqlx::query(select).fetch_one(&pool).await.unwrap()
     }

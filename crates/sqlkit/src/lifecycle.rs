@@ -116,7 +116,6 @@ where
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
-    use std::time::Duration;
 
     use super::*;
     use crate::{Cols, PoolSettings, sql};
@@ -147,13 +146,7 @@ mod tests {
     }
 
     async fn migrate_applies_the_scripts_then_the_fill_and_ping_and_pool_use_answer(url: &str) {
-        let settings = PoolSettings {
-            max_connections: 1,
-            acquire_timeout: Duration::from_secs(5),
-            statement_timeout: Duration::from_secs(5),
-            lock_timeout: Duration::from_secs(5),
-            query_timeout: Duration::from_secs(5),
-        };
+        let settings = PoolSettings::for_tests();
         let store = Store {
             db: Db::open(url, &settings).await.unwrap(),
             fills: AtomicU32::new(0),
@@ -199,13 +192,7 @@ mod tests {
             DbFailure::from(refused),
             DbFailure::Unavailable(m) if m == "no route"
         ));
-        let settings = PoolSettings {
-            max_connections: 1,
-            acquire_timeout: Duration::from_secs(5),
-            statement_timeout: Duration::from_secs(5),
-            lock_timeout: Duration::from_secs(5),
-            query_timeout: Duration::from_secs(5),
-        };
+        let settings = PoolSettings::for_tests();
         let db = Db::open("sqlite::memory:", &settings).await.unwrap();
         let broken = open_migrated(async { Ok(Box::new(Broken(db))) })
             .await

@@ -49,7 +49,6 @@ impl Embedded {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
 
     use sqlx::SqlitePool;
     use sqlx::migrate::MigrateError;
@@ -73,13 +72,7 @@ mod tests {
     )]);
 
     async fn memory() -> SqlitePool {
-        let settings = PoolSettings {
-            max_connections: 1,
-            acquire_timeout: Duration::from_secs(5),
-            statement_timeout: Duration::from_secs(5),
-            lock_timeout: Duration::from_secs(5),
-            query_timeout: Duration::from_secs(5),
-        };
+        let settings = PoolSettings::for_tests();
         open_sqlite("sqlite::memory:", &settings).await.unwrap()
     }
 

@@ -41,6 +41,20 @@ pub struct PoolSettings {
     pub query_timeout: Duration,
 }
 
+#[cfg(test)]
+impl PoolSettings {
+    /// One connection and five seconds for every wait: the settings of this crate's tests.
+    pub(crate) fn for_tests() -> Self {
+        Self {
+            max_connections: 1,
+            acquire_timeout: Duration::from_secs(5),
+            statement_timeout: Duration::from_secs(5),
+            lock_timeout: Duration::from_secs(5),
+            query_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
 /// Opens (creating if missing) the SQLite database at `url`, e.g. `sqlite://app.db` or
 /// `sqlite::memory:`: WAL journal, foreign keys on, `statement_timeout` as the busy timeout.
 pub async fn open_sqlite(url: &str, settings: &PoolSettings) -> Result<SqlitePool, DbFailure> {
