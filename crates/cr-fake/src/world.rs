@@ -1,6 +1,6 @@
 //! The generated world's data and the questions a test asks of it: players (names over time,
 //! collection, decks), clans and memberships over time, and every battle as generated with
-//! the expected outcome per participant. Generation lives in `generate`, JSON in `render`.
+//! the expected outcome per participant. Generation (`World::generate`) lives in `generate`, JSON in `render`.
 
 use std::collections::HashMap;
 
@@ -550,16 +550,6 @@ impl Script {
 }
 
 impl World {
-    /// Generates the world for a config (deterministic in the config).
-    pub fn generate(config: WorldConfig) -> Result<World, WorldError> {
-        crate::generate::generate(config, None)
-    }
-
-    /// Generates the world with the script's renames and clan moves instead of generated ones.
-    pub fn generate_scripted(config: WorldConfig, script: &Script) -> Result<World, WorldError> {
-        crate::generate::generate(config, Some(script))
-    }
-
     /// The config it was generated from.
     pub fn config(&self) -> &WorldConfig {
         &self.config

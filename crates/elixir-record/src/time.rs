@@ -90,6 +90,11 @@ pub fn from_millis(millis: Millis) -> Option<Timestamp> {
     Timestamp::from_millisecond(millis).ok()
 }
 
+/// The calendar date of `millis` in `zone`; `None` outside the calendar's range.
+pub fn local_date(millis: Millis, zone: &TimeZone) -> Option<jiff::civil::Date> {
+    from_millis(millis).map(|t| t.to_zoned(zone.clone()).date())
+}
+
 /// Serde helpers writing an instant as [`iso`] and reading any RFC 3339 instant, for
 /// `#[serde(with = "crate::time::iso_serde")]` fields.
 pub mod iso_serde {

@@ -387,6 +387,12 @@ impl Window {
     pub fn contains(&self, at: Timestamp) -> bool {
         self.from.is_none_or(|f| f <= at) && at < self.to
     }
+
+    /// The zone that resolved the window (UTC when its name is not one the bundled database
+    /// knows, which a resolved window's never is).
+    pub fn zone(&self) -> TimeZone {
+        crate::time::zone(&self.timezone).unwrap_or(TimeZone::UTC)
+    }
 }
 
 /// The default window of each windowed tool (SURFACE §5.4); `None` for a tool without one.

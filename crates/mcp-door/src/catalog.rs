@@ -58,7 +58,7 @@ pub enum ToolFailure {
     /// Not a failure: the call needs input from the client first → 2026-07-28: an
     /// `input_required` result; a handshake-era request: −32600 saying so.
     #[error("input required: {0:?}")]
-    InputRequired(crate::hooks::InputRequired),
+    InputRequired(crate::outcome::InputRequired),
 }
 
 /// A tool handler: validated arguments in, a tool result and what the door records about it

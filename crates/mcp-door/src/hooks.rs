@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 
 use crate::catalog::CallContext;
+use crate::outcome::InputRequired;
 
 /// A JSON-RPC error a hook returns (e.g. −32002 for an unknown resource).
 #[derive(Debug, Clone, PartialEq)]
@@ -11,19 +12,6 @@ pub struct RpcFailure {
     pub code: i64,
     pub message: String,
     pub data: Option<Value>,
-}
-
-/// A 2026-07-28 interim answer (SEP-2322): requests the client must fulfil before the
-/// request is retried with their `inputResponses`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InputRequired {
-    /// Keyed requests, each `{"method": "elicitation/create" | "sampling/createMessage" |
-    /// "roots/list", "params": {...}}`; ask only for what the client's capabilities declare
-    /// (`CallContext::client_capabilities`).
-    pub input_requests: Map<String, Value>,
-    /// State to get back on the retry: the door seals it (HMAC) into `requestState` and hands
-    /// it back, verified, in `CallContext::request_state`.
-    pub state: Option<Value>,
 }
 
 /// What an interactive hook (`prompts/get`, `resources/read`) answers.

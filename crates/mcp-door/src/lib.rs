@@ -117,11 +117,9 @@ pub use door::{
 pub use drain::DrainLimits;
 pub use edge::{DoorEdge, OriginPolicy};
 pub use gate::{GateRefusal, GateRequest, GateStage, MethodGate};
-pub use hooks::{
-    CompletionProvider, HookAnswer, InputRequired, PromptProvider, ResourceProvider, RpcFailure,
-};
+pub use hooks::{CompletionProvider, HookAnswer, PromptProvider, ResourceProvider, RpcFailure};
 pub use metrics::{Metrics, PoolUse};
-pub use outcome::{CallOutcome, Extensions, PreparedResult, UNCODED_TOOL_ERROR};
+pub use outcome::{CallOutcome, Extensions, InputRequired, PreparedResult, UNCODED_TOOL_ERROR};
 pub use progress::{Progress, ProgressError};
 pub use random::{OsRandom, Random};
 pub use ready::Readiness;

@@ -3,14 +3,15 @@
 //! keeps one [`Extensions`] per request: the method gate adds to it (a product's metering
 //! outcome, see [`crate::GateRequest::extensions`]), handlers and presenters read it in
 //! [`crate::CallContext::extensions`], a tool answers a [`CallOutcome`] (its result, its error
-//! code, and values for the audit), and [`crate::AuditRecord`] hands the lot to the audit sink.
+//! code, and values for the audit), and [`crate::AuditRecord`] hands the lot to the audit sink;
+//! a call or a hook may instead answer [`InputRequired`], the interim 2026-07-28 request for input.
 //! The wire rendering stays the product's; this module owns only what rides beside it.
 
 use std::sync::Arc;
 
 pub use http::Extensions;
 use rmcp::model::{CallToolResult, ContentBlock, ResultType};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The audit and metrics label of an `isError` result whose tool handed no error code.
 pub const UNCODED_TOOL_ERROR: &str = "tool_error";
@@ -171,4 +172,17 @@ mod tests {
         let outcome = CallOutcome::new(CallToolResult::success(vec![])).with_extension(Answer("a"));
         assert_eq!(outcome.extensions.get::<Answer>(), Some(&Answer("a")));
     }
+}
+
+/// A 2026-07-28 interim answer (SEP-2322): requests the client must fulfil before the
+/// request is retried with their `inputResponses`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputRequired {
+    /// Keyed requests, each `{"method": "elicitation/create" | "sampling/createMessage" |
+    /// "roots/list", "params": {...}}`; ask only for what the client's capabilities declare
+    /// (`CallContext::client_capabilities`).
+    pub input_requests: Map<String, Value>,
+    /// State to get back on the retry: the door seals it (HMAC) into `requestState` and hands
+    /// it back, verified, in `CallContext::request_state`.
+    pub state: Option<Value>,
 }

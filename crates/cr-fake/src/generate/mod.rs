@@ -316,8 +316,20 @@ fn make_player(config: &WorldConfig, catalog: &Catalog, index: u32, tag: String)
     }
 }
 
+impl World {
+    /// Generates the world for a config (deterministic in the config).
+    pub fn generate(config: WorldConfig) -> Result<World, WorldError> {
+        generate(config, None)
+    }
+
+    /// Generates the world with the script's renames and clan moves instead of generated ones.
+    pub fn generate_scripted(config: WorldConfig, script: &Script) -> Result<World, WorldError> {
+        generate(config, Some(script))
+    }
+}
+
 /// Generates the world.
-pub(crate) fn generate(config: WorldConfig, script: Option<&Script>) -> Result<World, WorldError> {
+fn generate(config: WorldConfig, script: Option<&Script>) -> Result<World, WorldError> {
     config.check()?;
     let catalog = Catalog::load()?;
     if catalog.cards().len() < 32 || catalog.tower_troops().is_empty() {

@@ -378,6 +378,14 @@ impl Success {
         self
     }
 
+    /// Several `meta` keys at once (a subject's [`crate::tools::subject::PlayerFacts::meta`]).
+    pub fn metas(mut self, keys: Vec<(&'static str, Value)>) -> Self {
+        for (key, value) in keys {
+            self.meta.insert(key.to_owned(), value);
+        }
+        self
+    }
+
     /// Says that this call delivered feedback replies, so `meta` counts the waiting ones
     /// again instead of using the count read when the caller was authenticated.
     pub fn delivered_replies(mut self) -> Self {

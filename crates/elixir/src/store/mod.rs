@@ -19,6 +19,7 @@ mod player_reads;
 mod polls;
 mod record;
 mod rows;
+mod schema;
 mod sql_store;
 mod tracking;
 
@@ -34,7 +35,8 @@ pub use metering::MeteringStore;
 pub use player_reads::{BattleTally, PlayerReads, UpstreamTally};
 pub use polls::PollStore;
 pub use record::{BattleQuery, RecordStore};
-pub use sql_store::{Lifecycle, POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS, SqlStore, StoreError};
+pub use schema::{POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS};
+pub use sql_store::{Lifecycle, SqlStore, StoreError};
 pub use tracking::{Bound, Identity, TrackingStore};
 
 /// Every area at once: what the server shares. Implemented for anything that implements

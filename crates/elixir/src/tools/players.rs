@@ -11,10 +11,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use elixir_record::battle::Form;
 use elixir_record::normalize::player::{CollectionCard, PlayerProfile};
 use elixir_record::stats::{Accumulator, RowKind};
-use elixir_record::window::{self, Window};
+use elixir_record::time;
+use elixir_record::window;
 use elixir_record::{Battle, BattleCard, Mode, Outcome, Side};
-use jiff::Timestamp;
-use jiff::tz::TimeZone;
 use serde_json::{Map, Value, json};
 
 use crate::access::kinds::Kind;
@@ -28,7 +27,9 @@ use crate::model::{PlayerRow, PollEndpoint, RecordedBattle};
 use crate::recorder::live::LiveStatus;
 use crate::store::BattleQuery;
 use crate::tools::service;
-use crate::tools::subject::{PlayerFacts, go_live, live_pending, recording, resolve_player};
+use crate::tools::subject::{
+    PlayerFacts, go_live, live_pending, recorded, recording, resolve_player,
+};
 use crate::tools::{players_search, players_timeline};
 
 /// War points per battle as the game awards them: a war battle won or lost, a duel round won
@@ -48,25 +49,6 @@ pub fn specs() -> Vec<ToolSpec> {
 
 pub(crate) fn instant(description: &str) -> Value {
     json!({"type": ["string", "null"], "description": description})
-}
-
-/// The subject of a Player-tool call and what the record holds of them; `not_recorded` when
-/// nothing is.
-pub(crate) async fn subject(ctx: &ToolCtx, a: &Map<String, Value>) -> Result<PlayerFacts, Fail> {
-    let arg = blocks::player(a, ctx.caller.kind)?;
-    let tag = resolve_player(ctx, &arg).await?;
-    let facts = PlayerFacts::read(ctx, &tag).await?;
-    if !facts.is_recorded() {
-        return Err(facts.not_recorded());
-    }
-    Ok(facts)
-}
-
-pub(crate) fn with_meta(mut success: Success, keys: Vec<(&'static str, Value)>) -> Success {
-    for (k, v) in keys {
-        success = success.meta(k, v);
-    }
-    success
 }
 
 /// The stored profile of a player, parsed.
@@ -149,7 +131,7 @@ pub(crate) async fn live_subject(
     endpoint: PollEndpoint,
 ) -> Result<(PlayerFacts, Option<LiveStatus>), Fail> {
     if !blocks::live(a) {
-        return subject(ctx, a).await.map(|f| (f, None));
+        return recorded(ctx, a).await.map(|f| (f, None));
     }
     let arg = blocks::player(a, ctx.caller.kind)?;
     let tag = resolve_player(ctx, &arg).await?;
@@ -240,7 +222,7 @@ async fn profile_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
     if let Some(status) = live {
         success = success.field("live_status", status.to_json());
     }
-    Ok(with_meta(success, facts.meta(now, &[PollEndpoint::Player])))
+    Ok(success.metas(facts.meta(now, &[PollEndpoint::Player])))
 }
 
 // ---- players_summary ----
@@ -357,18 +339,8 @@ fn first_last(mut points: Vec<Sighting>) -> Option<(Sighting, Sighting, i64)> {
     Some((*points.first()?, *points.last()?, best))
 }
 
-pub(crate) fn zone_of(w: &Window) -> TimeZone {
-    elixir_record::time::zone(&w.timezone).unwrap_or(TimeZone::UTC)
-}
-
-pub(crate) fn local_date(at: Millis, zone: &TimeZone) -> Option<jiff::civil::Date> {
-    Timestamp::from_millisecond(at)
-        .ok()
-        .map(|t| t.to_zoned(zone.clone()).date())
-}
-
 async fn summary_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
-    let facts = subject(&ctx, &a).await?;
+    let facts = recorded(&ctx, &a).await?;
     let mode = blocks::mode(&a)?;
     let rules = window::default_for("players_summary")
         .ok_or_else(|| Fail::Internal("players_summary has no window rules".into()))?;
@@ -380,7 +352,7 @@ async fn summary_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
     let battles = battles_in(&ctx, &subject_tag, from, to).await?;
     let snapshots = ctx.services.store.snapshots(&subject_tag, from, to).await?;
     let coverage = service::player_coverage(&ctx, &subject_tag, from, to).await?;
-    let zone = zone_of(&w);
+    let zone = w.zone();
 
     let mut overall = Accumulator::new();
     let mut by_mode: BTreeMap<&'static str, Accumulator> = BTreeMap::new();
@@ -456,7 +428,7 @@ async fn summary_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
                 entry.0.add_game(&game, tag.as_str());
             }
         }
-        if let Some(day) = local_date(row.battle_time, &zone) {
+        if let Some(day) = time::local_date(row.battle_time, &zone) {
             days.insert(day);
         }
         last_battle = Some(row.battle_time);
@@ -524,7 +496,7 @@ async fn summary_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
         .applied("mode", json!(mode_name(&a)))
         .applied("verbosity", json!(args::verbosity(&a)))
         .meta("timezone_applied", json!(w.timezone));
-    success = with_meta(success, facts.meta(now, &[PollEndpoint::Battlelog]));
+    success = success.metas(facts.meta(now, &[PollEndpoint::Battlelog]));
     let partial = service::completeness_note(&coverage);
     if war_battles > 0 && partial.is_some() {
         success = success.note(
@@ -597,7 +569,7 @@ fn collection_card(card: &CollectionCard, compact: bool) -> Value {
 }
 
 async fn collection_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
-    let facts = subject(&ctx, &a).await?;
+    let facts = recorded(&ctx, &a).await?;
     let now = ctx.services.now();
     let Some(profile) = stored_profile(facts.row.as_ref())? else {
         return Err(Fail::Tool(crate::mcp::call::ToolError::new(
@@ -666,7 +638,7 @@ async fn collection_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
             json!(facts.row.as_ref().and_then(|r| r.observed_at).map(iso)),
         )
         .applied("verbosity", json!(verbosity));
-    Ok(with_meta(success, facts.meta(now, &[PollEndpoint::Player])))
+    Ok(success.metas(facts.meta(now, &[PollEndpoint::Player])))
 }
 
 #[cfg(test)]

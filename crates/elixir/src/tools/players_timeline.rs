@@ -3,7 +3,7 @@
 //! record's battle-log reads measure the whole day. Never zero-filled: what nobody looked at
 //! is null. Coverage is `tools::service`'s; the subject and shared helpers `tools::players`'.
 
-use elixir_record::window;
+use elixir_record::{time, window};
 use jiff::tz::TimeZone;
 use serde_json::{Map, Value, json};
 
@@ -16,8 +16,8 @@ use crate::mcp::shape;
 use crate::mcp::spec::{Flag, Group, Param, SCOPE_READ, ToolSpec};
 use crate::model::{PlayerSnapshot, PollEndpoint, RecordedBattle};
 use crate::store::BattleQuery;
-use crate::tools::players::{local_date, subject, with_meta, zone_of};
 use crate::tools::service::{self, Coverage};
+use crate::tools::subject::recorded;
 
 /// The metrics players_timeline can chart, in SURFACE order (the first four are the default).
 pub const METRICS: [&str; 10] = [
@@ -120,7 +120,7 @@ struct Day {
 fn local_days(from: Millis, to: Millis, zone: &TimeZone) -> Result<Vec<Day>, Fail> {
     let bad = |e: jiff::Error| Fail::Internal(format!("day arithmetic: {e}"));
     let mut days = Vec::new();
-    let Some(mut date) = local_date(from, zone) else {
+    let Some(mut date) = time::local_date(from, zone) else {
         return Ok(days);
     };
     loop {
@@ -187,7 +187,7 @@ fn day_values(
 }
 
 async fn timeline_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
-    let facts = subject(&ctx, &a).await?;
+    let facts = recorded(&ctx, &a).await?;
     let metrics = metrics(&a)?;
     let limit = usize::try_from(args::int(&a, "limit", 120)).unwrap_or(120);
     let rules = window::default_for("players_timeline")
@@ -209,7 +209,7 @@ async fn timeline_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
         )
         .await?;
     let coverage = service::player_coverage(&ctx, &subject_tag, from, to).await?;
-    let days = local_days(from, to, &zone_of(&w))?;
+    let days = local_days(from, to, &w.zone())?;
     let total = days.len();
     let shown = &days[total.saturating_sub(limit)..];
     let series: Vec<Value> = shown
@@ -231,10 +231,7 @@ async fn timeline_call(ctx: ToolCtx, a: Map<String, Value>) -> ToolOutcome {
         .applied("limit", json!(limit))
         .applied("verbosity", json!(args::verbosity(&a)))
         .meta("timezone_applied", json!(w.timezone));
-    success = with_meta(
-        success,
-        facts.meta(now, &[PollEndpoint::Battlelog, PollEndpoint::Player]),
-    );
+    success = success.metas(facts.meta(now, &[PollEndpoint::Battlelog, PollEndpoint::Player]));
     if total > shown.len() {
         success = success.note(format!(
             "Only the newest {} of the window's {total} days are shown; raise limit or narrow the window.",

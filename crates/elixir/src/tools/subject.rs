@@ -4,11 +4,11 @@
 //! subject as the tools show it (`{state, since, last_polled_at}`).
 
 use elixir_record::Tag;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::access::kinds::Kind;
 use crate::domain::{Millis, iso, name_key};
-use crate::mcp::blocks::PlayerArg;
+use crate::mcp::blocks::{self, PlayerArg};
 use crate::mcp::call::{ErrorCode, Fail, ToolCtx, ToolError};
 use crate::model::{Poll, PollEndpoint};
 
@@ -290,4 +290,16 @@ pub fn live_pending(tag: &Tag, retry_after_s: i64) -> Fail {
     );
     error.retry_after_s = Some(u64::try_from(retry_after_s.max(1)).unwrap_or(1));
     Fail::Tool(error)
+}
+
+/// The subject of a Player-tool call and what the record holds of them; `not_recorded` when
+/// nothing is.
+pub(crate) async fn recorded(ctx: &ToolCtx, a: &Map<String, Value>) -> Result<PlayerFacts, Fail> {
+    let arg = blocks::player(a, ctx.caller.kind)?;
+    let tag = resolve_player(ctx, &arg).await?;
+    let facts = PlayerFacts::read(ctx, &tag).await?;
+    if !facts.is_recorded() {
+        return Err(facts.not_recorded());
+    }
+    Ok(facts)
 }

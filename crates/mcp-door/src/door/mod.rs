@@ -29,6 +29,7 @@ use crate::jsonrpc;
 use crate::metrics::Metrics;
 use crate::outcome::{CallOutcome, Extensions};
 
+mod answer;
 mod call;
 mod discover;
 mod dispatch;
@@ -36,6 +37,7 @@ mod era;
 mod mrtr;
 mod params;
 mod reply;
+mod sse;
 mod stream;
 pub mod version;
 
@@ -45,7 +47,7 @@ pub use era::{
     META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO,
 };
 use reply::{Reply, Sent, finish, framing_error, method_not_found, too_large};
-pub use stream::CLIENT_CLOSED;
+pub use sse::CLIENT_CLOSED;
 
 /// Protocol revisions the door speaks, oldest first: the handshake revisions `initialize`
 /// negotiates and the stateless revision 2026-07-28 (see [`version`]).

@@ -12,8 +12,8 @@ use sha2::Sha256;
 
 use super::version::Version;
 use super::{Inner, Reply};
-use crate::hooks::InputRequired;
 use crate::jsonrpc;
+use crate::outcome::InputRequired;
 
 /// The methods that may answer `input_required`.
 pub(super) const INTERACTIVE: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];

@@ -10,7 +10,7 @@ use uuid::Uuid;
 use tokio::sync::oneshot;
 
 use super::REQUEST_ID_HEADER;
-use super::stream::{BodyEnd, SseBody, SseStream, StreamEnd};
+use super::sse::{BodyEnd, SseBody, SseStream, StreamEnd};
 use crate::admission::{AdmissionError, Permit};
 use crate::framing::FramingError;
 use crate::gate::GateRefusal;
