@@ -12,15 +12,12 @@ use crate::domain::Scenario;
 use crate::i18n::report_text;
 use crate::i18n::web::text;
 use crate::state::AppState;
-use crate::web::page::{Visitor, when};
+use crate::web::page::{Page, Visitor, when};
 
 /// `GET /`: home, or the sign-in page for a visitor without a session.
-pub async fn home(State(state): State<AppState>, visitor: Visitor) -> Response {
-    let signed = match visitor.require() {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
-    render(
+pub async fn home(State(state): State<AppState>, visitor: Visitor) -> Page {
+    let signed = visitor.require()?;
+    Ok(render(
         &state,
         &visitor,
         &signed.user,
@@ -28,7 +25,7 @@ pub async fn home(State(state): State<AppState>, visitor: Visitor) -> Response {
         "",
         json!({}),
     )
-    .await
+    .await)
 }
 
 /// The home page, with the new-scenario form holding `title` and `errors`.

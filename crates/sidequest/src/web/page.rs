@@ -1,6 +1,7 @@
 //! What every page shares: the visitor ([`Visitor`]: language, session, CSRF token), the
 //! templates and their rendering, the form body and its CSRF check, the security headers and
-//! the common answers (303, error pages). The session and its CSRF token are the REST API's
+//! the common answers (303, error pages, a refused call's field errors) with [`Page`], a
+//! handler's answer whose early exits are `?`. The session and its CSRF token are the REST API's
 //! (`http::session`): the web sign-in opens the same session and keeps the token in a second
 //! cookie, so the pages write it into their forms and a POST is checked against the digest the
 //! session stores, exactly as `X-CSRF-Token` is.
@@ -193,6 +194,11 @@ impl FromRequestParts<AppState> for Visitor {
     }
 }
 
+/// A page handler's answer: the page, or the answer that ended it early (the sign-in
+/// redirect, the CSRF refusal, the not-found page, a refused service call), so a handler's
+/// steps read as `?` rather than a `match` each. Either side is sent as it is.
+pub type Page = Result<Response, Response>;
+
 /// A form body's pairs: the platform's (unparsable bytes match no CSRF token).
 pub use mcp_door::web::Form;
 
@@ -218,6 +224,20 @@ impl Visitor {
         let signed = self.check_post(&form)?;
         let id = self.path_id(id)?;
         Ok((form, signed, id))
+    }
+
+    /// A service call's answer, or the error page of its failure ([`Visitor::api_error`]).
+    pub fn ok_or_page<T, E: Into<ApiError>>(&self, answer: Result<T, E>) -> Result<T, Response> {
+        answer.map_err(|e| self.api_error(e.into()))
+    }
+
+    /// A refused service call's field errors, as [`field_errors`] shows them beside the
+    /// calling page's form; any other refusal as its error page ([`Visitor::api_error`]).
+    pub fn form_errors(&self, e: ApiError) -> Result<Value, Response> {
+        match e {
+            ApiError::Invalid(fields) => Ok(field_errors(self.lang, &fields)),
+            other => Err(self.api_error(other)),
+        }
     }
 
     /// The signed-in visitor whose POST carries the session's CSRF token and comes from our

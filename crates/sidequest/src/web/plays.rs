@@ -22,7 +22,7 @@ use crate::http::error::ApiError;
 use crate::i18n::report_text;
 use crate::i18n::web::text;
 use crate::state::AppState;
-use crate::web::page::{Form, Visitor, field_errors, see_other, when};
+use crate::web::page::{Form, Page, Visitor, field_errors, see_other, when};
 use crate::web::timeline::{self, Words};
 
 /// Journal entries per page of the assignment page.
@@ -183,19 +183,16 @@ pub async fn new_form(
     State(state): State<AppState>,
     visitor: Visitor,
     Query(q): Query<HashMap<String, String>>,
-) -> Response {
-    let signed = match visitor.require() {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
+) -> Page {
+    let signed = visitor.require()?;
     let Some(scenario_id) = q.get("scenario").and_then(|s| Uuid::parse_str(s).ok()) else {
-        return visitor.api_error(ApiError::NotFound);
+        return Err(visitor.api_error(ApiError::NotFound));
     };
     let version = match q.get("version") {
         Some(v) => v.parse::<i64>().unwrap_or(0),
         None => match state.campaign.scenario(&signed.user, scenario_id).await {
             Ok(d) => d.scenario.version,
-            Err(e) => return visitor.api_error(e.into()),
+            Err(e) => return Err(visitor.api_error(e.into())),
         },
     };
     let values = CreationValues {
@@ -206,7 +203,7 @@ pub async fn new_form(
         language: visitor.lang.as_str().into(),
         ..CreationValues::default()
     };
-    render_form(
+    Ok(render_form(
         &state,
         &visitor,
         &signed.user,
@@ -214,51 +211,37 @@ pub async fn new_form(
         json!({}),
         StatusCode::OK,
     )
-    .await
+    .await)
 }
 
 /// `POST /plays`: creates the assignment once per creation UUID; a resubmission of the same
 /// form lands on the same assignment.
-pub async fn create(State(state): State<AppState>, visitor: Visitor, body: Bytes) -> Response {
+pub async fn create(State(state): State<AppState>, visitor: Visitor, body: Bytes) -> Page {
     let form = Form::parse(&body);
-    let signed = match visitor.check_post(&form) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
+    let signed = visitor.check_post(&form)?;
     let values = CreationValues::from_form(&form);
-    let input = match values.parse() {
-        Ok(i) => i,
-        Err(fields) => {
-            let errors = field_errors(visitor.lang, &fields);
-            return render_form(
-                &state,
-                &visitor,
-                &signed.user,
-                values,
-                errors,
-                StatusCode::UNPROCESSABLE_ENTITY,
-            )
-            .await;
-        }
-    };
-    match state.campaign.create(&signed.user, &input).await {
-        Ok(created) => see_other(&format!("/plays/{}", created.view.assignment.id), &[]),
-        Err(e) => match ApiError::from(e) {
-            ApiError::Invalid(fields) => {
-                let errors = field_errors(visitor.lang, &fields);
-                render_form(
-                    &state,
-                    &visitor,
-                    &signed.user,
-                    values,
-                    errors,
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                )
-                .await
+    // The form's own checks, then the service's: either way the form again, with the errors.
+    let errors = match values.parse() {
+        Err(fields) => field_errors(visitor.lang, &fields),
+        Ok(input) => match state.campaign.create(&signed.user, &input).await {
+            Ok(created) => {
+                return Ok(see_other(
+                    &format!("/plays/{}", created.view.assignment.id),
+                    &[],
+                ));
             }
-            other => visitor.api_error(other),
+            Err(e) => visitor.form_errors(e.into())?,
         },
-    }
+    };
+    Ok(render_form(
+        &state,
+        &visitor,
+        &signed.user,
+        values,
+        errors,
+        StatusCode::UNPROCESSABLE_ENTITY,
+    )
+    .await)
 }
 
 // ---- the assignment page ----
@@ -418,27 +401,21 @@ pub async fn page(
     visitor: Visitor,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-) -> Response {
-    let signed = match visitor.require() {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
-    let id = match visitor.path_id(&id) {
-        Ok(i) => i,
-        Err(r) => return r,
-    };
+) -> Page {
+    let signed = visitor.require()?;
+    let id = visitor.path_id(&id)?;
     let offset = match q.get("offset").map(|o| o.parse::<i64>()) {
         None => 0,
         Some(Ok(o)) if o >= 0 => o,
         Some(_) => {
-            return visitor.api_error(ApiError::field(
+            return Err(visitor.api_error(ApiError::field(
                 "offset",
                 "must be an integer of at least 0",
-            ));
+            )));
         }
     };
     let notice = q.contains_key("revoked").then_some("token_revoked_msg");
-    render_play(
+    Ok(render_play(
         &state,
         &visitor,
         &signed.user,
@@ -450,7 +427,7 @@ pub async fn page(
             notice,
         },
     )
-    .await
+    .await)
 }
 
 /// `POST /plays/{id}/token`: a new play token (the previous one stops working), shown on this
@@ -460,35 +437,28 @@ pub async fn generate_token(
     visitor: Visitor,
     Path(id): Path<String>,
     body: Bytes,
-) -> Response {
-    let (_, signed, id) = match visitor.post_on(&body, &id) {
-        Ok(posted) => posted,
-        Err(r) => return r,
+) -> Page {
+    let (_, signed, id) = visitor.post_on(&body, &id)?;
+    let issued = visitor.ok_or_page(state.campaign.generate_token(&signed.user, id).await)?;
+    let shown = json!({
+        "token": issued.token,
+        "expires": when(issued.expires_at),
+        "configs": client_configs(&visitor.origin, &issued.token),
+    });
+    let extra = Extra {
+        issued: Some(shown),
+        notice: None,
     };
-    match state.campaign.generate_token(&signed.user, id).await {
-        Ok(issued) => {
-            let shown = json!({
-                "token": issued.token,
-                "expires": when(issued.expires_at),
-                "configs": client_configs(&visitor.origin, &issued.token),
-            });
-            let extra = Extra {
-                issued: Some(shown),
-                notice: None,
-            };
-            render_play(
-                &state,
-                &visitor,
-                &signed.user,
-                id,
-                0,
-                StatusCode::CREATED,
-                extra,
-            )
-            .await
-        }
-        Err(e) => visitor.api_error(e.into()),
-    }
+    Ok(render_play(
+        &state,
+        &visitor,
+        &signed.user,
+        id,
+        0,
+        StatusCode::CREATED,
+        extra,
+    )
+    .await)
 }
 
 /// `POST /plays/{id}/token/revoke`: the token stops working at once.
@@ -497,26 +467,32 @@ pub async fn revoke_token(
     visitor: Visitor,
     Path(id): Path<String>,
     body: Bytes,
-) -> Response {
-    let (_, signed, id) = match visitor.post_on(&body, &id) {
-        Ok(posted) => posted,
-        Err(r) => return r,
-    };
-    match state.campaign.revoke_token(&signed.user, id).await {
-        Ok(_) => see_other(&format!("/plays/{id}?revoked=1#token"), &[]),
-        Err(e) => visitor.api_error(e.into()),
-    }
+) -> Page {
+    let (_, signed, id) = visitor.post_on(&body, &id)?;
+    visitor.ok_or_page(state.campaign.revoke_token(&signed.user, id).await)?;
+    Ok(see_other(&format!("/plays/{id}?revoked=1#token"), &[]))
 }
 
 // ---- report ----
 
-/// The report's language: `lang` if given (en or pl), else the page's.
-fn report_language(visitor: &Visitor, q: &HashMap<String, String>) -> Result<Language, Response> {
-    match q.get("lang") {
-        None => Ok(visitor.lang),
+/// What both report answers read: the path's assignment id, the report's language (`lang`
+/// if given, en or pl, else the page's) and the report in it, as the signed-in visitor may
+/// see it.
+async fn read_report(
+    state: &AppState,
+    visitor: &Visitor,
+    id: &str,
+    q: &HashMap<String, String>,
+) -> Result<(Uuid, Language, String), Response> {
+    let signed = visitor.require()?;
+    let id = visitor.path_id(id)?;
+    let language = match q.get("lang") {
+        None => visitor.lang,
         Some(l) => Language::parse(l)
-            .ok_or_else(|| visitor.api_error(ApiError::field("lang", "must be en or pl"))),
-    }
+            .ok_or_else(|| visitor.api_error(ApiError::field("lang", "must be en or pl")))?,
+    };
+    let md = visitor.ok_or_page(state.campaign.report(&signed.user, id, language).await)?;
+    Ok((id, language, md))
 }
 
 /// Markdown as HTML; raw HTML in the text is shown as text, never interpreted, and headings
@@ -557,32 +533,18 @@ pub async fn report(
     visitor: Visitor,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-) -> Response {
-    let signed = match visitor.require() {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
-    let id = match visitor.path_id(&id) {
-        Ok(i) => i,
-        Err(r) => return r,
-    };
-    let language = match report_language(&visitor, &q) {
-        Ok(l) => l,
-        Err(r) => return r,
-    };
-    match state.campaign.report(&signed.user, id, language).await {
-        Ok(md) => visitor.render(
-            StatusCode::OK,
-            "report.html",
-            text(visitor.lang, "report_title"),
-            json!({
-                "id": id,
-                "report_lang": language.as_str(),
-                "html": markdown_html(&md),
-            }),
-        ),
-        Err(e) => visitor.api_error(e.into()),
-    }
+) -> Page {
+    let (id, language, md) = read_report(&state, &visitor, &id, &q).await?;
+    Ok(visitor.render(
+        StatusCode::OK,
+        "report.html",
+        text(visitor.lang, "report_title"),
+        json!({
+            "id": id,
+            "report_lang": language.as_str(),
+            "html": markdown_html(&md),
+        }),
+    ))
 }
 
 /// `GET /plays/{id}/report.md?lang=en|pl`: the Markdown report as a file.
@@ -591,39 +553,23 @@ pub async fn report_download(
     visitor: Visitor,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-) -> Response {
-    let signed = match visitor.require() {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
-    let id = match visitor.path_id(&id) {
-        Ok(i) => i,
-        Err(r) => return r,
-    };
-    let language = match report_language(&visitor, &q) {
-        Ok(l) => l,
-        Err(r) => return r,
-    };
-    match state.campaign.report(&signed.user, id, language).await {
-        Ok(md) => {
-            let mut response = (StatusCode::OK, md).into_response();
-            let h = response.headers_mut();
-            h.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/markdown; charset=utf-8"),
-            );
-            let name = format!(
-                "attachment; filename=\"sidequest-report-{id}-{}.md\"",
-                language.as_str()
-            );
-            if let Ok(v) = HeaderValue::from_str(&name) {
-                h.insert(header::CONTENT_DISPOSITION, v);
-            }
-            crate::web::page::secure_headers(h);
-            response
-        }
-        Err(e) => visitor.api_error(e.into()),
+) -> Page {
+    let (id, language, md) = read_report(&state, &visitor, &id, &q).await?;
+    let mut response = (StatusCode::OK, md).into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/markdown; charset=utf-8"),
+    );
+    let name = format!(
+        "attachment; filename=\"sidequest-report-{id}-{}.md\"",
+        language.as_str()
+    );
+    if let Ok(v) = HeaderValue::from_str(&name) {
+        h.insert(header::CONTENT_DISPOSITION, v);
     }
+    crate::web::page::secure_headers(h);
+    Ok(response)
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use crate::i18n::report_text;
 use crate::i18n::web::text;
 use crate::state::AppState;
 use crate::store::Applied;
-use crate::web::page::{Visitor, field_errors, see_other, when};
+use crate::web::page::{Page, Visitor, field_errors, see_other, when};
 
 /// What the GM chose for one consequence on the form, kept when the form comes back.
 #[derive(Debug, Clone, Default)]
@@ -108,17 +108,11 @@ pub async fn queue(
     visitor: Visitor,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-) -> Response {
-    let signed = match visitor.require() {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
-    let id = match visitor.path_id(&id) {
-        Ok(i) => i,
-        Err(r) => return r,
-    };
+) -> Page {
+    let signed = visitor.require()?;
+    let id = visitor.path_id(&id)?;
     let done = q.get("done").and_then(|d| d.parse::<i64>().ok());
-    render(
+    Ok(render(
         &state,
         &visitor,
         &signed.user,
@@ -129,7 +123,7 @@ pub async fn queue(
         None,
         done,
     )
-    .await
+    .await)
 }
 
 /// `POST /plays/{id}/review`: applies the chosen decisions as one versioned, retry-safe review.
@@ -138,11 +132,8 @@ pub async fn submit(
     visitor: Visitor,
     Path(id): Path<String>,
     body: Bytes,
-) -> Response {
-    let (form, signed, id) = match visitor.post_on(&body, &id) {
-        Ok(posted) => posted,
-        Err(r) => return r,
-    };
+) -> Page {
+    let (form, signed, id) = visitor.post_on(&body, &id)?;
     let user = &signed.user;
     let (Some(operation_id), Some(expected_version)) = (
         form.get("operation_id")
@@ -150,10 +141,10 @@ pub async fn submit(
         form.get("expected_version")
             .and_then(|v| v.parse::<i64>().ok()),
     ) else {
-        return visitor.api_error(ApiError::field(
+        return Err(visitor.api_error(ApiError::field(
             "operation_id",
             "the form is damaged; reload it",
-        ));
+        )));
     };
     // The form's rows: c<i> (the consequence), d<i> (skip / approved / rejected), n<i> (note).
     let mut choices = HashMap::new();
@@ -164,10 +155,10 @@ pub async fn submit(
             break;
         };
         let Ok(cid) = Uuid::parse_str(cid) else {
-            return visitor.api_error(ApiError::field(
+            return Err(visitor.api_error(ApiError::field(
                 "decisions",
                 "the form is damaged; reload it",
-            ));
+            )));
         };
         let decision = form.text(&format!("d{i}"));
         let note = form.text(&format!("n{i}"));
@@ -186,20 +177,15 @@ pub async fn submit(
         }
         choices.insert(cid, Choice { decision, note });
     }
+    // The queue again with the choices as made, when the review is not applied.
+    let again = |status, errors, stale| {
+        render(
+            &state, &visitor, user, id, status, &choices, errors, stale, None,
+        )
+    };
     if decisions.is_empty() || decisions.len() > MAX_DECISIONS {
         let errors = json!({"decisions": text(visitor.lang, "pick_one")});
-        return render(
-            &state,
-            &visitor,
-            user,
-            id,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            &choices,
-            errors,
-            None,
-            None,
-        )
-        .await;
+        return Ok(again(StatusCode::UNPROCESSABLE_ENTITY, errors, None).await);
     }
     let ids: Vec<Uuid> = decisions.iter().map(|d| d.id).collect();
     let args = ReviewArgs {
@@ -212,25 +198,15 @@ pub async fn submit(
             let receipt = match applied {
                 Applied::Committed(r) | Applied::Replayed(r) => r,
             };
-            see_other(&format!("/plays/{id}/review?done={}", receipt.version), &[])
+            Ok(see_other(
+                &format!("/plays/{id}/review?done={}", receipt.version),
+                &[],
+            ))
         }
         Err(CampaignError::Domain(DomainError::VersionConflict { expected, current })) => {
-            let stale = match what_changed(&state, user, id, expected, current, &ids).await {
-                Ok(s) => s,
-                Err(e) => return visitor.api_error(e.into()),
-            };
-            render(
-                &state,
-                &visitor,
-                user,
-                id,
-                StatusCode::CONFLICT,
-                &choices,
-                json!({}),
-                Some(stale),
-                None,
-            )
-            .await
+            let changed = what_changed(&state, user, id, expected, current, &ids).await;
+            let stale = visitor.ok_or_page(changed)?;
+            Ok(again(StatusCode::CONFLICT, json!({}), Some(stale)).await)
         }
         Err(CampaignError::Domain(DomainError::Invalid(lines))) => {
             // "/decisions/<k>/note: …" → the note field of the form row k came from.
@@ -253,20 +229,9 @@ pub async fn submit(
                     .or_insert_with(|| message.to_owned());
             }
             let errors = field_errors(visitor.lang, &fields);
-            render(
-                &state,
-                &visitor,
-                user,
-                id,
-                StatusCode::UNPROCESSABLE_ENTITY,
-                &choices,
-                errors,
-                None,
-                None,
-            )
-            .await
+            Ok(again(StatusCode::UNPROCESSABLE_ENTITY, errors, None).await)
         }
-        Err(e) => visitor.api_error(e.into()),
+        Err(e) => Err(visitor.api_error(e.into())),
     }
 }
 

@@ -17,33 +17,27 @@ use crate::http::error::ApiError;
 use crate::i18n::web::text;
 use crate::state::AppState;
 use crate::web::home;
-use crate::web::page::{Form, Visitor, field_errors, see_other, when};
+use crate::web::page::{Form, Page, Visitor, see_other, when};
 
-/// A path id that is no UUID names nothing.
 /// `POST /scenarios`: creates an empty scenario and opens its editor.
-pub async fn create(State(state): State<AppState>, visitor: Visitor, body: Bytes) -> Response {
+pub async fn create(State(state): State<AppState>, visitor: Visitor, body: Bytes) -> Page {
     let form = Form::parse(&body);
-    let signed = match visitor.check_post(&form) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
+    let signed = visitor.check_post(&form)?;
     let title = form.text("title");
     match state.campaign.create_scenario(&signed.user, &title).await {
-        Ok(s) => see_other(&format!("/scenarios/{}", s.id), &[]),
-        Err(e) => match ApiError::from(e) {
-            ApiError::Invalid(f) => {
-                home::render(
-                    &state,
-                    &visitor,
-                    &signed.user,
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    &title,
-                    field_errors(visitor.lang, &f),
-                )
-                .await
-            }
-            other => visitor.api_error(other),
-        },
+        Ok(s) => Ok(see_other(&format!("/scenarios/{}", s.id), &[])),
+        Err(e) => {
+            let errors = visitor.form_errors(e.into())?;
+            Ok(home::render(
+                &state,
+                &visitor,
+                &signed.user,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                &title,
+                errors,
+            )
+            .await)
+        }
     }
 }
 
@@ -96,6 +90,20 @@ async fn render_editor(
     )
 }
 
+/// The editor again after a refused POST: 422, the node form as it is to be shown and the
+/// errors at their fields.
+async fn editor_again(
+    state: &AppState,
+    visitor: &Visitor,
+    user: &User,
+    id: Uuid,
+    form: Value,
+    errors: Value,
+) -> Response {
+    let status = StatusCode::UNPROCESSABLE_ENTITY;
+    render_editor(state, visitor, user, id, status, form, errors, None).await
+}
+
 fn empty_node_form() -> Value {
     json!({"id": "", "kind": "scene", "title": "", "published": true, "public_text": "", "gm_text": "", "existing": false})
 }
@@ -106,26 +114,18 @@ pub async fn editor(
     visitor: Visitor,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-) -> Response {
-    let signed = match visitor.require() {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
-    let id = match visitor.path_id(&id) {
-        Ok(i) => i,
-        Err(r) => return r,
-    };
+) -> Page {
+    let signed = visitor.require()?;
+    let id = visitor.path_id(&id)?;
     let mut form = empty_node_form();
     if let Some(node) = q.get("edit") {
-        match state.campaign.scenario(&signed.user, id).await {
-            Ok(d) => match d.draft_nodes.iter().find(|n| &n.id == node) {
-                Some(n) => {
-                    form = node_json(n);
-                    form["existing"] = json!(true);
-                }
-                None => return visitor.api_error(ApiError::NotFound),
-            },
-            Err(e) => return visitor.api_error(e.into()),
+        let d = visitor.ok_or_page(state.campaign.scenario(&signed.user, id).await)?;
+        match d.draft_nodes.iter().find(|n| &n.id == node) {
+            Some(n) => {
+                form = node_json(n);
+                form["existing"] = json!(true);
+            }
+            None => return Err(visitor.api_error(ApiError::NotFound)),
         }
     }
     let notice = q.get("done").map(|d| match d.as_str() {
@@ -133,7 +133,7 @@ pub async fn editor(
         "published" => text(visitor.lang, "published_ok"),
         _ => text(visitor.lang, "saved"),
     });
-    render_editor(
+    Ok(render_editor(
         &state,
         &visitor,
         &signed.user,
@@ -143,7 +143,7 @@ pub async fn editor(
         json!({}),
         notice,
     )
-    .await
+    .await)
 }
 
 /// `POST /scenarios/{id}/nodes`: creates or replaces the draft node the form names.
@@ -152,11 +152,8 @@ pub async fn save_node(
     visitor: Visitor,
     Path(id): Path<String>,
     body: Bytes,
-) -> Response {
-    let (form, signed, id) = match visitor.post_on(&body, &id) {
-        Ok(posted) => posted,
-        Err(r) => return r,
-    };
+) -> Page {
+    let (form, signed, id) = visitor.post_on(&body, &id)?;
     let node_id = form.text("id");
     let input = NodeInput {
         kind: form.text("kind"),
@@ -170,28 +167,16 @@ pub async fn save_node(
         .put_node(&signed.user, id, &node_id, &input)
         .await
     {
-        Ok(_) => see_other(&format!("/scenarios/{id}?done=saved"), &[]),
-        Err(e) => match ApiError::from(e) {
-            ApiError::Invalid(f) => {
-                let values = json!({
-                    "id": node_id, "kind": input.kind, "title": input.title,
-                    "published": input.published, "public_text": input.public_text,
-                    "gm_text": input.gm_text, "existing": form.get("existing").is_some(),
-                });
-                render_editor(
-                    &state,
-                    &visitor,
-                    &signed.user,
-                    id,
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    values,
-                    field_errors(visitor.lang, &f),
-                    None,
-                )
-                .await
-            }
-            other => visitor.api_error(other),
-        },
+        Ok(_) => Ok(see_other(&format!("/scenarios/{id}?done=saved"), &[])),
+        Err(e) => {
+            let errors = visitor.form_errors(e.into())?;
+            let values = json!({
+                "id": node_id, "kind": input.kind, "title": input.title,
+                "published": input.published, "public_text": input.public_text,
+                "gm_text": input.gm_text, "existing": form.get("existing").is_some(),
+            });
+            Ok(editor_again(&state, &visitor, &signed.user, id, values, errors).await)
+        }
     }
 }
 
@@ -201,15 +186,10 @@ pub async fn delete_node(
     visitor: Visitor,
     Path((id, node)): Path<(String, String)>,
     body: Bytes,
-) -> Response {
-    let (_, signed, id) = match visitor.post_on(&body, &id) {
-        Ok(posted) => posted,
-        Err(r) => return r,
-    };
-    match state.campaign.delete_node(&signed.user, id, &node).await {
-        Ok(_) => see_other(&format!("/scenarios/{id}?done=deleted"), &[]),
-        Err(e) => visitor.api_error(e.into()),
-    }
+) -> Page {
+    let (_, signed, id) = visitor.post_on(&body, &id)?;
+    visitor.ok_or_page(state.campaign.delete_node(&signed.user, id, &node).await)?;
+    Ok(see_other(&format!("/scenarios/{id}?done=deleted"), &[]))
 }
 
 /// `POST /scenarios/{id}/publish`: freezes the draft as the next version.
@@ -218,29 +198,15 @@ pub async fn publish(
     visitor: Visitor,
     Path(id): Path<String>,
     body: Bytes,
-) -> Response {
-    let (_, signed, id) = match visitor.post_on(&body, &id) {
-        Ok(posted) => posted,
-        Err(r) => return r,
-    };
+) -> Page {
+    let (_, signed, id) = visitor.post_on(&body, &id)?;
     match state.campaign.publish(&signed.user, id).await {
-        Ok(_) => see_other(&format!("/scenarios/{id}?done=published"), &[]),
-        Err(e) => match ApiError::from(e) {
-            ApiError::Invalid(f) => {
-                render_editor(
-                    &state,
-                    &visitor,
-                    &signed.user,
-                    id,
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    empty_node_form(),
-                    field_errors(visitor.lang, &f),
-                    None,
-                )
-                .await
-            }
-            other => visitor.api_error(other),
-        },
+        Ok(_) => Ok(see_other(&format!("/scenarios/{id}?done=published"), &[])),
+        Err(e) => {
+            let errors = visitor.form_errors(e.into())?;
+            let form = empty_node_form();
+            Ok(editor_again(&state, &visitor, &signed.user, id, form, errors).await)
+        }
     }
 }
 
@@ -249,35 +215,28 @@ pub async fn version(
     State(state): State<AppState>,
     visitor: Visitor,
     Path((id, v)): Path<(String, String)>,
-) -> Response {
-    let signed = match visitor.require() {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
-    let id = match visitor.path_id(&id) {
-        Ok(i) => i,
-        Err(r) => return r,
-    };
+) -> Page {
+    let signed = visitor.require()?;
+    let id = visitor.path_id(&id)?;
     let Ok(v) = v.parse::<i64>() else {
-        return visitor.api_error(ApiError::NotFound);
+        return Err(visitor.api_error(ApiError::NotFound));
     };
-    match state.campaign.scenario_version(&signed.user, id, v).await {
-        Ok((s, nodes)) => visitor.render(
-            StatusCode::OK,
-            "version.html",
-            &format!("{} · {} {v}", s.title, text(visitor.lang, "version")),
-            json!({
-                "scenario": {"id": s.id, "version": s.version},
-                "shown": v,
-                "nodes": nodes.iter().map(|n| {
-                    let mut j = node_json(n);
-                    j["kind_name"] = json!(text(visitor.lang, &format!("kind_{}", n.kind)));
-                    j
-                }).collect::<Vec<_>>(),
-            }),
-        ),
-        Err(e) => visitor.api_error(e.into()),
-    }
+    let (s, nodes) =
+        visitor.ok_or_page(state.campaign.scenario_version(&signed.user, id, v).await)?;
+    Ok(visitor.render(
+        StatusCode::OK,
+        "version.html",
+        &format!("{} · {} {v}", s.title, text(visitor.lang, "version")),
+        json!({
+            "scenario": {"id": s.id, "version": s.version},
+            "shown": v,
+            "nodes": nodes.iter().map(|n| {
+                let mut j = node_json(n);
+                j["kind_name"] = json!(text(visitor.lang, &format!("kind_{}", n.kind)));
+                j
+            }).collect::<Vec<_>>(),
+        }),
+    ))
 }
 
 // ---- author tokens ----
@@ -337,15 +296,12 @@ pub async fn author_tokens(
     State(state): State<AppState>,
     visitor: Visitor,
     Query(q): Query<HashMap<String, String>>,
-) -> Response {
-    let signed = match visitor.require() {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
+) -> Page {
+    let signed = visitor.require()?;
     let notice = q
         .contains_key("revoked")
         .then(|| text(visitor.lang, "at_revoked_msg"));
-    render_tokens(
+    Ok(render_tokens(
         &state,
         &visitor,
         &signed.user,
@@ -355,7 +311,7 @@ pub async fn author_tokens(
         json!({}),
         notice,
     )
-    .await
+    .await)
 }
 
 /// `POST /author-tokens`: a new token, its plaintext shown on this answer only.
@@ -363,49 +319,41 @@ pub async fn create_author_token(
     State(state): State<AppState>,
     visitor: Visitor,
     body: Bytes,
-) -> Response {
+) -> Page {
     let form = Form::parse(&body);
-    let signed = match visitor.check_post(&form) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
+    let signed = visitor.check_post(&form)?;
     let name = form.text("name");
-    match state
+    // The new token shown once with an empty form, or the form again with the name typed.
+    let (status, shown, typed, errors) = match state
         .campaign
         .create_author_token(&signed.user, &name)
         .await
     {
         Ok(issued) => {
             let shown = json!({"name": issued.name, "token": issued.token, "expires": when(issued.expires_at)});
-            render_tokens(
-                &state,
-                &visitor,
-                &signed.user,
-                StatusCode::CREATED,
-                Some(shown),
-                "",
-                json!({}),
-                None,
-            )
-            .await
+            (StatusCode::CREATED, Some(shown), "", json!({}))
         }
-        Err(e) => match ApiError::from(e) {
-            ApiError::Invalid(f) => {
-                render_tokens(
-                    &state,
-                    &visitor,
-                    &signed.user,
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    None,
-                    &name,
-                    field_errors(visitor.lang, &f),
-                    None,
-                )
-                .await
-            }
-            other => visitor.api_error(other),
-        },
-    }
+        Err(e) => {
+            let errors = visitor.form_errors(e.into())?;
+            (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                None,
+                name.as_str(),
+                errors,
+            )
+        }
+    };
+    Ok(render_tokens(
+        &state,
+        &visitor,
+        &signed.user,
+        status,
+        shown,
+        typed,
+        errors,
+        None,
+    )
+    .await)
 }
 
 /// `POST /author-tokens/{id}/revoke`.
@@ -414,13 +362,8 @@ pub async fn revoke_author_token(
     visitor: Visitor,
     Path(id): Path<String>,
     body: Bytes,
-) -> Response {
-    let (_, signed, id) = match visitor.post_on(&body, &id) {
-        Ok(posted) => posted,
-        Err(r) => return r,
-    };
-    match state.campaign.revoke_author_token(&signed.user, id).await {
-        Ok(_) => see_other("/author-tokens?revoked=1", &[]),
-        Err(e) => visitor.api_error(e.into()),
-    }
+) -> Page {
+    let (_, signed, id) = visitor.post_on(&body, &id)?;
+    visitor.ok_or_page(state.campaign.revoke_author_token(&signed.user, id).await)?;
+    Ok(see_other("/author-tokens?revoked=1", &[]))
 }

@@ -14,7 +14,7 @@ use crate::http::error::ApiError;
 use crate::http::session::{self, COOKIE, ClientIp};
 use crate::i18n::web::text;
 use crate::state::AppState;
-use crate::web::page::{CSRF_COOKIE, Form, LANG_COOKIE, Visitor, local_path, see_other};
+use crate::web::page::{CSRF_COOKIE, Form, LANG_COOKIE, Page, Visitor, local_path, see_other};
 
 /// Where to go after signing in: the asked-for local path, else home.
 fn next_of(next: Option<&str>) -> String {
@@ -79,61 +79,39 @@ pub async fn submit(
             text(visitor.lang, "csrf"),
         );
     }
-    let lang = visitor.lang;
-    match session::sign_in(&state, &ip, &username, form.text("password")).await {
-        Ok(signed) => {
-            let max_age = SESSION_TTL_MS / 1000;
-            let cookies = [
-                visitor.cookie(COOKIE, &signed.cookie, max_age, false),
-                visitor.cookie(CSRF_COOKIE, &signed.csrf, max_age, true),
-            ];
-            see_other(&next_of(next), &cookies)
-        }
-        // Every wrong username or password, unknown or deactivated account, and an empty
-        // field, is the same answer, as on the REST login.
-        Err(ApiError::InvalidCredentials | ApiError::Invalid(_)) => render(
-            &visitor,
-            StatusCode::UNAUTHORIZED,
-            &username,
-            Some(text(lang, "bad_login")),
-            None,
-            next,
-        ),
-        Err(ApiError::TooManyAttempts { .. }) => render(
-            &visitor,
-            StatusCode::TOO_MANY_REQUESTS,
-            &username,
-            Some(text(lang, "too_many")),
-            None,
-            next,
-        ),
-        Err(ApiError::LoginBusy) => render(
-            &visitor,
-            StatusCode::TOO_MANY_REQUESTS,
-            &username,
-            Some(text(lang, "busy")),
-            None,
-            next,
-        ),
-        Err(e) => visitor.api_error(e),
-    }
+    let (status, error) =
+        match session::sign_in(&state, &ip, &username, form.text("password")).await {
+            Ok(signed) => {
+                let max_age = SESSION_TTL_MS / 1000;
+                let cookies = [
+                    visitor.cookie(COOKIE, &signed.cookie, max_age, false),
+                    visitor.cookie(CSRF_COOKIE, &signed.csrf, max_age, true),
+                ];
+                return see_other(&next_of(next), &cookies);
+            }
+            // Every wrong username or password, unknown or deactivated account, and an empty
+            // field, is the same answer, as on the REST login.
+            Err(ApiError::InvalidCredentials | ApiError::Invalid(_)) => {
+                (StatusCode::UNAUTHORIZED, "bad_login")
+            }
+            Err(ApiError::TooManyAttempts { .. }) => (StatusCode::TOO_MANY_REQUESTS, "too_many"),
+            Err(ApiError::LoginBusy) => (StatusCode::TOO_MANY_REQUESTS, "busy"),
+            Err(e) => return visitor.api_error(e),
+        };
+    let error = Some(text(visitor.lang, error));
+    render(&visitor, status, &username, error, None, next)
 }
 
 /// `POST /signout`: ends the session and clears both cookies.
-pub async fn sign_out(State(state): State<AppState>, visitor: Visitor, body: Bytes) -> Response {
+pub async fn sign_out(State(state): State<AppState>, visitor: Visitor, body: Bytes) -> Page {
     let form = Form::parse(&body);
-    let signed = match visitor.check_post(&form) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
-    if let Err(e) = session::end_session(&state, &signed.key).await {
-        return visitor.api_error(e);
-    }
+    let signed = visitor.check_post(&form)?;
+    visitor.ok_or_page(session::end_session(&state, &signed.key).await)?;
     let cookies = [
         visitor.cookie(COOKIE, "", 0, false),
         visitor.cookie(CSRF_COOKIE, "", 0, true),
     ];
-    see_other("/signin?signed_out=1", &cookies)
+    Ok(see_other("/signin?signed_out=1", &cookies))
 }
 
 /// `GET /language/{en|pl}?back=/path`: remembers the choice for a year and goes back.
