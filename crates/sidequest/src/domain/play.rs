@@ -156,6 +156,22 @@ fn check_len(errors: &mut Vec<String>, pointer: &str, value: &str, min: usize, m
     }
 }
 
+/// The version an operation expects: at least 1 (a new assignment is at version 1).
+pub fn check_expected_version(errors: &mut Vec<String>, expected_version: i64) {
+    if expected_version < 1 {
+        errors.push("/expected_version: must be at least 1".into());
+    }
+}
+
+/// The arguments' verdict from the complaints collected about them: valid when there are none.
+pub fn verdict(errors: Vec<String>) -> Result<(), DomainError> {
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(DomainError::Invalid(errors))
+    }
+}
+
 impl TurnArgs {
     /// Checks the character limits (the schema checks shape; lengths are counted here in
     /// characters so the rule is the same on every client and backend).
@@ -183,9 +199,7 @@ impl TurnArgs {
             limits::MEMORY_CHARS,
         );
         check_len(&mut e, "/current_scene", &self.current_scene, 1, 200);
-        if self.expected_version < 1 {
-            e.push("/expected_version: must be at least 1".into());
-        }
+        check_expected_version(&mut e, self.expected_version);
         if self.consequences.len() > limits::CONSEQUENCES {
             e.push(format!(
                 "/consequences: {} items, at most {} allowed",
@@ -202,11 +216,7 @@ impl TurnArgs {
                 limits::DESCRIPTION_CHARS,
             );
         }
-        if e.is_empty() {
-            Ok(())
-        } else {
-            Err(DomainError::Invalid(e))
-        }
+        verdict(e)
     }
 
     /// SHA-256 over the canonical JSON of the validated arguments.
@@ -233,14 +243,8 @@ impl FinishArgs {
     pub fn validate(&self) -> Result<(), DomainError> {
         let mut e = Vec::new();
         check_len(&mut e, "/summary", &self.summary, 1, limits::SUMMARY_CHARS);
-        if self.expected_version < 1 {
-            e.push("/expected_version: must be at least 1".into());
-        }
-        if e.is_empty() {
-            Ok(())
-        } else {
-            Err(DomainError::Invalid(e))
-        }
+        check_expected_version(&mut e, self.expected_version);
+        verdict(e)
     }
 
     /// SHA-256 over the canonical JSON of the validated arguments.

@@ -6,7 +6,8 @@ use serde_json::json;
 use uuid::Uuid;
 
 use crate::domain::play::{
-    Decided, Decision, DomainError, OperationState, WritePlan, canonical_hash, check_operation,
+    Decided, Decision, DomainError, OperationState, WritePlan, canonical_hash,
+    check_expected_version, check_operation, verdict,
 };
 use crate::domain::{ConsequenceStatus, EventKind, JournalEvent, Millis, OperationKind, Receipt};
 
@@ -74,14 +75,8 @@ impl ReviewArgs {
                 }
             }
         }
-        if self.expected_version < 1 {
-            e.push("/expected_version: must be at least 1".into());
-        }
-        if e.is_empty() {
-            Ok(())
-        } else {
-            Err(DomainError::Invalid(e))
-        }
+        check_expected_version(&mut e, self.expected_version);
+        verdict(e)
     }
 
     /// SHA-256 over the canonical arguments (notes trimmed of nothing: exact text counts).

@@ -4,11 +4,11 @@
 //! is the play area's.
 
 use async_trait::async_trait;
-use sqlkit::{Cols, Row, sql};
+use sqlkit::{Cols, Row, Runner, sql};
 use uuid::Uuid;
 
 use super::Held;
-use super::play::{ASSIGNMENT_COLUMNS, assignment, json_text, stored};
+use super::play::{ASSIGNMENT_COLUMNS, assignment, assignment_on, json_text, stored};
 use super::sql::{SqlStore, StoreError};
 use crate::domain::{Assignment, Language, Millis, PlayTokenGrant};
 
@@ -149,6 +149,15 @@ async fn insert_assignment(
     Ok(done.rows_affected())
 }
 
+/// The play token with this digest ([`PLAY_TOKEN`]), on `on` (the pool or a held connection).
+async fn play_token_on(
+    on: impl Runner,
+    digest: &str,
+) -> Result<Option<PlayTokenGrant>, StoreError> {
+    let row = sql(PLAY_TOKEN).bind(digest).fetch_optional(on).await?;
+    row.as_ref().map(grant).transpose()
+}
+
 #[async_trait]
 impl Assignments for SqlStore {
     async fn create_assignment(&self, a: &Assignment) -> Result<(), StoreError> {
@@ -157,13 +166,7 @@ impl Assignments for SqlStore {
     }
 
     async fn assignment(&self, id: Uuid) -> Result<Option<Assignment>, StoreError> {
-        let row = sql(format!(
-            "SELECT {ASSIGNMENT_COLUMNS} FROM assignments WHERE id = $1"
-        ))
-        .bind(id)
-        .fetch_optional(&self.db)
-        .await?;
-        row.as_ref().map(assignment).transpose()
+        assignment_on(&self.db, id).await
     }
 
     async fn create_assignment_once(
@@ -256,11 +259,7 @@ impl Assignments for SqlStore {
     }
 
     async fn play_token(&self, digest: &str) -> Result<Option<PlayTokenGrant>, StoreError> {
-        let row = sql(PLAY_TOKEN)
-            .bind(digest)
-            .fetch_optional(&self.db)
-            .await?;
-        row.as_ref().map(grant).transpose()
+        play_token_on(&self.db, digest).await
     }
 
     async fn play_token_held(
@@ -268,11 +267,8 @@ impl Assignments for SqlStore {
         digest: &str,
     ) -> Result<(Option<PlayTokenGrant>, Held), StoreError> {
         let mut held = self.db.acquire().await?;
-        let row = sql(PLAY_TOKEN)
-            .bind(digest)
-            .fetch_optional(&mut held)
-            .await?;
-        Ok((row.as_ref().map(grant).transpose()?, held))
+        let found = play_token_on(&mut held, digest).await?;
+        Ok((found, held))
     }
 
     async fn live_play_token_expiry(

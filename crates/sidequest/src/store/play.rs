@@ -1,8 +1,8 @@
 //! The play area: the journal, consequences and receipts of an assignment, and
 //! [`Play::apply`], the one write path of a play operation (row lock, the domain's decision,
 //! atomic write) — the trait, its records and its SQL, with the assignment row's columns (the
-//! play state every operation locks and writes) and the decoding of stored enums and JSON that
-//! the assignments area shares. The rules that decide are the domain's
+//! play state every operation locks and writes), its lookup by id and the decoding of stored
+//! enums and JSON that the assignments area shares. The rules that decide are the domain's
 //! ([`crate::domain::play`]).
 
 use async_trait::async_trait;
@@ -304,17 +304,35 @@ fn consequence(r: &Row) -> Result<Consequence, StoreError> {
     })
 }
 
+/// The receipt of `assignment_id` and `operation_id` in the rest of a row's receipt columns,
+/// each named `prefix` and the column ([`RECEIPT_COLUMNS`] with none, the lock statement's
+/// [`JOINED_RECEIPT_COLUMNS`] with `r_`).
+fn receipt_columns(
+    r: &Row,
+    prefix: &str,
+    assignment_id: Uuid,
+    operation_id: Uuid,
+) -> Result<Receipt, StoreError> {
+    let col = |name: &str| format!("{prefix}{name}");
+    Ok(Receipt {
+        assignment_id,
+        operation_id,
+        kind: stored(
+            r.text(&col("kind"))?,
+            OperationKind::parse,
+            "operation kind",
+        )?,
+        args_hash: r.text(&col("args_hash"))?,
+        result: from_json(&r.text(&col("result"))?, "receipt result")?,
+        version: r.int(&col("version"))?,
+        created_at: r.int(&col("created_at"))?,
+    })
+}
+
 /// The columns of [`RECEIPT_COLUMNS`].
 fn receipt(r: &Row) -> Result<Receipt, StoreError> {
-    Ok(Receipt {
-        assignment_id: r.uuid("assignment_id")?,
-        operation_id: r.uuid("operation_id")?,
-        kind: stored(r.text("kind")?, OperationKind::parse, "operation kind")?,
-        args_hash: r.text("args_hash")?,
-        result: from_json(&r.text("result")?, "receipt result")?,
-        version: r.int("version")?,
-        created_at: r.int("created_at")?,
-    })
+    let (assignment_id, operation_id) = (r.uuid("assignment_id")?, r.uuid("operation_id")?);
+    receipt_columns(r, "", assignment_id, operation_id)
 }
 
 /// The receipt of [`JOINED_RECEIPT_COLUMNS`], if the outer join found one.
@@ -322,15 +340,21 @@ fn joined_receipt(r: &Row, assignment_id: Uuid) -> Result<Option<Receipt>, Store
     let Some(operation_id) = r.opt_uuid("r_operation_id")? else {
         return Ok(None);
     };
-    Ok(Some(Receipt {
-        assignment_id,
-        operation_id,
-        kind: stored(r.text("r_kind")?, OperationKind::parse, "operation kind")?,
-        args_hash: r.text("r_args_hash")?,
-        result: from_json(&r.text("r_result")?, "receipt result")?,
-        version: r.int("r_version")?,
-        created_at: r.int("r_created_at")?,
-    }))
+    receipt_columns(r, "r_", assignment_id, operation_id).map(Some)
+}
+
+/// The assignment with this id, on `on` (the pool or a transaction).
+pub(super) async fn assignment_on(
+    on: impl Runner,
+    id: Uuid,
+) -> Result<Option<Assignment>, StoreError> {
+    let row = sql(format!(
+        "SELECT {ASSIGNMENT_COLUMNS} FROM assignments WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(on)
+    .await?;
+    row.as_ref().map(assignment).transpose()
 }
 
 /// One page of an assignment's journal, on `on` (the pool or a held connection).
@@ -478,19 +502,13 @@ impl Play for SqlStore {
         player_view: bool,
     ) -> Result<Option<(Assignment, Vec<JournalEvent>)>, StoreError> {
         let mut tx = snapshot(&self.db, held).await?;
-        let row = sql(format!(
-            "SELECT {ASSIGNMENT_COLUMNS} FROM assignments WHERE id = $1"
-        ))
-        .bind(assignment_id)
-        .fetch_optional(&mut tx)
-        .await?;
-        let Some(row) = row else {
+        let Some(found) = assignment_on(&mut tx, assignment_id).await? else {
             tx.commit().await?;
             return Ok(None);
         };
         let journal = events(&mut tx, assignment_id, player_view, false, 0, i64::MAX).await?;
         tx.commit().await?;
-        Ok(Some((assignment(&row)?, journal)))
+        Ok(Some((found, journal)))
     }
 
     async fn recent_journal(

@@ -108,6 +108,22 @@ pub(super) async fn nodes_on(
     rows.iter().map(node).collect()
 }
 
+/// Inserts the scenario row, on `on` (the pool or a transaction).
+async fn insert_scenario(on: impl Runner, s: &Scenario) -> Result<(), StoreError> {
+    sql(
+        "INSERT INTO scenarios (id, owner_id, title, version, created_at) \
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(s.id)
+    .bind(s.owner_id)
+    .bind(&s.title)
+    .bind(s.version)
+    .bind(s.created_at)
+    .execute(on)
+    .await?;
+    Ok(())
+}
+
 #[async_trait]
 impl Scenarios for SqlStore {
     async fn create_scenario(&self, scenario: &NewScenario) -> Result<Scenario, StoreError> {
@@ -119,17 +135,7 @@ impl Scenarios for SqlStore {
             created_at: scenario.created_at,
         };
         let mut tx = self.db.begin_write().await?;
-        sql(
-            "INSERT INTO scenarios (id, owner_id, title, version, created_at) \
-             VALUES ($1, $2, $3, $4, $5)",
-        )
-        .bind(scenario.id)
-        .bind(created.owner_id)
-        .bind(&created.title)
-        .bind(created.version)
-        .bind(created.created_at)
-        .execute(&mut tx)
-        .await?;
+        insert_scenario(&mut tx, &created).await?;
         for node in &scenario.nodes {
             sql(
                 "INSERT INTO scenario_nodes (scenario_id, version, node_id, kind, title, \
@@ -224,17 +230,7 @@ impl Scenarios for SqlStore {
             version: 0,
             created_at: now,
         };
-        sql(
-            "INSERT INTO scenarios (id, owner_id, title, version, created_at) \
-             VALUES ($1, $2, $3, $4, $5)",
-        )
-        .bind(id)
-        .bind(owner_id)
-        .bind(title)
-        .bind(created.version)
-        .bind(now)
-        .execute(&self.db)
-        .await?;
+        insert_scenario(&self.db, &created).await?;
         Ok(created)
     }
 
