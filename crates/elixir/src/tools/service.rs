@@ -321,18 +321,7 @@ pub fn applied_window(w: &Window, recorded_since: Option<Millis>) -> Value {
         "source": serde_json::to_value(w.source).unwrap_or(Value::Null),
         "timezone": w.timezone,
     });
-    let crosses: Vec<Value> = w
-        .season_rolls()
-        .iter()
-        .map(|r| {
-            json!({
-                "kind": "season",
-                "at": elixir_record::time::iso(r.at),
-                "from_season": r.from_season,
-                "to_season": r.to_season,
-            })
-        })
-        .collect();
+    let crosses = blocks::crosses(w);
     if !crosses.is_empty() {
         v["crosses"] = Value::Array(crosses);
     }

@@ -365,19 +365,7 @@ fn crosses(from: Millis, to: Millis) -> Value {
         timezone: "UTC".into(),
         season: None,
     };
-    Value::Array(
-        w.season_rolls()
-            .into_iter()
-            .map(|r| {
-                json!({
-                    "kind": "season",
-                    "at": elixir_record::time::iso(r.at),
-                    "from_season": r.from_season,
-                    "to_season": r.to_season,
-                })
-            })
-            .collect(),
-    )
+    Value::Array(blocks::crosses(&w))
 }
 
 /// MODE's wire name.
