@@ -20,6 +20,7 @@ use crate::mcp::call::{
 use crate::mcp::shape;
 use crate::mcp::spec::{Flag, Group, Param, SCOPE_READ, ToolSpec};
 use crate::model::{CoverageGap, LogRead, PollEndpoint};
+use crate::store::BattleTally;
 use crate::tools::subject::{PlayerFacts, resolve_player};
 
 /// Why an interval of a window is unknown, besides the recorder's gap reasons
@@ -343,6 +344,15 @@ pub fn bounds(w: &Window) -> (Millis, Millis) {
 
 // ---- elixir_coverage ----
 
+/// `battles` of a coverage answer: the battles recorded inside the window.
+fn recorded(tally: &BattleTally) -> Value {
+    json!({
+        "recorded": tally.battles,
+        "first_at": tally.first_at.map(iso),
+        "last_at": tally.last_at.map(iso),
+    })
+}
+
 fn coverage() -> ToolSpec {
     let mut params = blocks::player_params();
     params.extend(blocks::clan_params().into_iter().map(|p| {
@@ -464,14 +474,7 @@ async fn player_coverage_answer(
             recording_of(&facts.polls, PollEndpoint::Battlelog, scope, now),
         )
         .field("source_polls", source_polls)
-        .field(
-            "battles",
-            json!({
-                "recorded": tally.battles,
-                "first_at": tally.first_at.map(iso),
-                "last_at": tally.last_at.map(iso),
-            }),
-        )
+        .field("battles", recorded(&tally))
         .field("coverage", coverage.to_json())
         .applied("window", applied_window(w, facts.recorded_since()));
     for (k, v) in meta {
@@ -568,14 +571,7 @@ async fn clan_coverage(
             recording_of(&polls, PollEndpoint::Clan, scope.as_deref(), now),
         )
         .field("source_polls", source_polls.clone())
-        .field(
-            "battles",
-            json!({
-                "recorded": tally.battles,
-                "first_at": tally.first_at.map(iso),
-                "last_at": tally.last_at.map(iso),
-            }),
-        )
+        .field("battles", recorded(&tally))
         .field("coverage", coverage.to_json())
         .field("members", Value::Array(rows))
         .applied(

@@ -8,8 +8,8 @@ use elixir_record::stats::{Accumulator, RowKind};
 use serde_json::{Map, Value, json};
 
 use super::{
-    Args, Grouped, MAX_OFFSET, Scope, baseline, baseline_output, bounded, by_losses, by_win_rate,
-    common_params, docs_pointer, kinds, offset_param, one_of, page, page_outputs, row,
+    Args, Grouped, Scope, baseline, baseline_output, bounded, by_losses, by_win_rate,
+    common_params, docs_pointer, kinds, offset, offset_param, one_of, page, page_outputs, row,
     stats_row_schema,
 };
 use crate::mcp::args;
@@ -83,7 +83,7 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
     let shared = Args::read(&ctx, &a, NAME)?;
     let sort = one_of(&a, "sort", &SORTS, "battles")?.to_owned();
     let limit = bounded(&a, "limit", 1, 120, 30)?;
-    let offset = bounded(&a, "offset", 0, MAX_OFFSET, 0)?;
+    let offset = offset(&a)?;
     let scope = Scope::resolve(&ctx, shared).await?;
     let battles = scope.all_battles(&ctx).await?;
     let tag = &scope.tag;

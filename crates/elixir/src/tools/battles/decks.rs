@@ -10,8 +10,8 @@ use elixir_record::stats::{Accumulator, RowKind};
 use serde_json::{Map, Value, json};
 
 use super::{
-    Args, Grouped, MAX_OFFSET, Scope, at_least, bounded, by_win_rate, common_params, docs_pointer,
-    kinds, mean, offset_param, one_of, page, page_outputs, round_to, row, stats_row_schema,
+    Args, Grouped, Scope, at_least, bounded, by_win_rate, common_params, docs_pointer, kinds, mean,
+    offset, offset_param, one_of, page, page_outputs, round_to, row, stats_row_schema,
 };
 use crate::domain::{Millis, iso};
 use crate::mcp::args;
@@ -114,7 +114,7 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
     let min_battles = bounded(&a, "min_battles", 1, 100, 1)?;
     let sort = one_of(&a, "sort", &SORTS, "battles")?.to_owned();
     let limit = bounded(&a, "limit", 1, 50, 10)?;
-    let offset = bounded(&a, "offset", 0, MAX_OFFSET, 0)?;
+    let offset = offset(&a)?;
     let scope = Scope::resolve(&ctx, shared).await?;
     let battles = scope.all_battles(&ctx).await?;
     let tag = &scope.tag;

@@ -80,6 +80,11 @@ pub fn offset_param() -> Param {
     )
 }
 
+/// `offset` as [`offset_param`] declares it.
+pub fn offset(a: &Map<String, Value>) -> Result<i64, Fail> {
+    bounded(a, "offset", 0, MAX_OFFSET, 0)
+}
+
 /// The largest `offset`.
 pub const MAX_OFFSET: i64 = 10_000;
 

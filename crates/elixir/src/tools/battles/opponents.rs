@@ -11,8 +11,8 @@ use elixir_record::stats::{Accumulator, RowKind, Stats};
 use serde_json::{Map, Value, json};
 
 use super::{
-    Args, Grouped, MAX_OFFSET, Scope, at_least, baseline, baseline_output, bounded, by_losses,
-    by_win_rate, common_params, docs_pointer, kinds, offset_param, one_of, page, page_outputs,
+    Args, Grouped, Scope, at_least, baseline, baseline_output, bounded, by_losses, by_win_rate,
+    common_params, docs_pointer, kinds, offset, offset_param, one_of, page, page_outputs,
     stats_fields, stats_row_schema,
 };
 use crate::mcp::args;
@@ -182,7 +182,7 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
     let min_battles = bounded(&a, "min_battles", 1, 100, 3)?;
     let sort = one_of(&a, "sort", &SORTS, "losses")?.to_owned();
     let limit = bounded(&a, "limit", 1, 50, 20)?;
-    let offset = bounded(&a, "offset", 0, MAX_OFFSET, 0)?;
+    let offset = offset(&a)?;
     let scope = Scope::resolve(&ctx, shared).await?;
     let battles = scope.all_battles(&ctx).await?;
     let tag = &scope.tag;
