@@ -450,23 +450,33 @@ mod tests {
         resolve(&args, &rules(default), "UTC", now())
     }
 
+    /// The window of `args` with no default window, at [`NOW`] in UTC.
+    fn unbounded(args: WindowArgs<'_>) -> Window {
+        resolve_at(args, DefaultWindow::Unbounded).unwrap()
+    }
+
+    /// The window of `args` with no default window, at [`NOW`] in Europe/Warsaw.
+    fn in_warsaw(args: WindowArgs<'_>) -> Window {
+        resolve(
+            &args,
+            &rules(DefaultWindow::Unbounded),
+            "Europe/Warsaw",
+            now(),
+        )
+        .unwrap()
+    }
+
     fn bounds(w: &Window) -> (Option<String>, String) {
         (w.from.map(iso), iso(w.to))
     }
 
     #[test]
     fn dates_are_local_days_and_to_is_exclusive() {
-        let w = resolve(
-            &WindowArgs {
-                from: Some("2026-09-01"),
-                to: Some("2026-09-10"),
-                ..WindowArgs::default()
-            },
-            &rules(DefaultWindow::Unbounded),
-            "Europe/Warsaw",
-            now(),
-        )
-        .unwrap();
+        let w = in_warsaw(WindowArgs {
+            from: Some("2026-09-01"),
+            to: Some("2026-09-10"),
+            ..WindowArgs::default()
+        });
         // Warsaw is UTC+2 in September: local midnight is 22:00Z the day before
         assert_eq!(
             bounds(&w),
@@ -482,31 +492,21 @@ mod tests {
         assert!(w.contains("2026-09-10T21:59:59Z".parse().unwrap()));
         assert!(!w.contains("2026-09-10T22:00:00Z".parse().unwrap()));
         // an instant without an offset is a wall time in the applied zone; `timezone` wins
-        let w = resolve_at(
-            WindowArgs {
-                from: Some("2026-09-18T08:00:00"),
-                timezone: Some("America/New_York"),
-                ..WindowArgs::default()
-            },
-            DefaultWindow::Unbounded,
-        )
-        .unwrap();
+        let w = unbounded(WindowArgs {
+            from: Some("2026-09-18T08:00:00"),
+            timezone: Some("America/New_York"),
+            ..WindowArgs::default()
+        });
         assert_eq!(
             bounds(&w),
             (Some("2026-09-18T12:00:00Z".into()), NOW.into())
         );
         // a day that loses an hour to a clock change is 23 hours long
-        let w = resolve(
-            &WindowArgs {
-                from: Some("2026-03-29"),
-                to: Some("2026-03-29"),
-                ..WindowArgs::default()
-            },
-            &rules(DefaultWindow::Unbounded),
-            "Europe/Warsaw",
-            now(),
-        )
-        .unwrap();
+        let w = in_warsaw(WindowArgs {
+            from: Some("2026-03-29"),
+            to: Some("2026-03-29"),
+            ..WindowArgs::default()
+        });
         assert_eq!(
             bounds(&w),
             (
@@ -518,27 +518,19 @@ mod tests {
 
     #[test]
     fn days_and_weeks_count_back_from_to_or_now() {
-        let w = resolve_at(
-            WindowArgs {
-                days: Some(7),
-                ..WindowArgs::default()
-            },
-            DefaultWindow::Unbounded,
-        )
-        .unwrap();
+        let w = unbounded(WindowArgs {
+            days: Some(7),
+            ..WindowArgs::default()
+        });
         assert_eq!(
             bounds(&w),
             (Some("2026-09-11T19:34:12Z".into()), NOW.into())
         );
-        let w = resolve_at(
-            WindowArgs {
-                weeks: Some(2),
-                to: Some("2026-09-10T00:00:00Z"),
-                ..WindowArgs::default()
-            },
-            DefaultWindow::Unbounded,
-        )
-        .unwrap();
+        let w = unbounded(WindowArgs {
+            weeks: Some(2),
+            to: Some("2026-09-10T00:00:00Z"),
+            ..WindowArgs::default()
+        });
         assert_eq!(
             bounds(&w),
             (
@@ -708,14 +700,10 @@ mod tests {
 
     #[test]
     fn season_windows() {
-        let current = resolve_at(
-            WindowArgs {
-                season: Some(SeasonArg::Current),
-                ..WindowArgs::default()
-            },
-            DefaultWindow::Unbounded,
-        )
-        .unwrap();
+        let current = unbounded(WindowArgs {
+            season: Some(SeasonArg::Current),
+            ..WindowArgs::default()
+        });
         assert_eq!(
             bounds(&current),
             (Some("2026-09-07T10:00:00Z".into()), NOW.into())
@@ -724,14 +712,10 @@ mod tests {
             (current.source, current.season.map(|s| s.id)),
             (Source::Season, Some(136))
         );
-        let previous = resolve_at(
-            WindowArgs {
-                season: SeasonArg::parse("previous"),
-                ..WindowArgs::default()
-            },
-            DefaultWindow::Unbounded,
-        )
-        .unwrap();
+        let previous = unbounded(WindowArgs {
+            season: SeasonArg::parse("previous"),
+            ..WindowArgs::default()
+        });
         assert_eq!(
             bounds(&previous),
             (
@@ -739,23 +723,15 @@ mod tests {
                 "2026-09-07T10:00:00Z".into()
             )
         );
-        let by_war = resolve_at(
-            WindowArgs {
-                season: SeasonArg::war(135),
-                ..WindowArgs::default()
-            },
-            DefaultWindow::Unbounded,
-        )
-        .unwrap();
+        let by_war = unbounded(WindowArgs {
+            season: SeasonArg::war(135),
+            ..WindowArgs::default()
+        });
         assert_eq!(by_war, previous);
-        let by_month = resolve_at(
-            WindowArgs {
-                season: SeasonArg::parse("2026-09"),
-                ..WindowArgs::default()
-            },
-            DefaultWindow::Unbounded,
-        )
-        .unwrap();
+        let by_month = unbounded(WindowArgs {
+            season: SeasonArg::parse("2026-09"),
+            ..WindowArgs::default()
+        });
         assert_eq!(by_month, current);
         assert_eq!(SeasonArg::war(0), None);
         assert_eq!(SeasonArg::war(10_000), None);
@@ -811,14 +787,10 @@ mod tests {
 
     #[test]
     fn season_rolls_inside_a_window() {
-        let w = resolve_at(
-            WindowArgs {
-                days: Some(60),
-                ..WindowArgs::default()
-            },
-            DefaultWindow::Unbounded,
-        )
-        .unwrap();
+        let w = unbounded(WindowArgs {
+            days: Some(60),
+            ..WindowArgs::default()
+        });
         let rolls: Vec<(String, String, String)> = w
             .season_rolls()
             .into_iter()

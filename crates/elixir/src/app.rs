@@ -27,7 +27,7 @@ use crate::recorder::{PollSettings, Poller};
 use crate::services::{Services, Settings};
 use crate::store::{self, SharedStore};
 use crate::tools;
-use crate::upstream::{Upstream, UpstreamConfig, UpstreamError};
+use crate::upstream::{UpstreamConfig, UpstreamError};
 
 /// Everything `serve` is configured with.
 #[derive(Debug, Clone)]
@@ -156,17 +156,13 @@ impl AppState {
         let content = Content::load(&tools::docs_sections(&specs)).map_err(StartError::Content)?;
         // The live lane reads with its own client; the budget it spends is the shared row.
         let live = match &config.upstream {
-            Some(upstream) => crate::recorder::live::LiveLane::new(Arc::new(Poller {
-                upstream: Arc::new(Upstream::new(
-                    upstream,
-                    Arc::clone(&store),
-                    Arc::clone(&clock),
-                )?),
-                store: Arc::clone(&store),
-                clock: Arc::clone(&clock),
-                owner: "live".into(),
-                settings: config.poll,
-            })),
+            Some(upstream) => crate::recorder::live::LiveLane::new(Arc::new(Poller::over(
+                upstream,
+                Arc::clone(&store),
+                Arc::clone(&clock),
+                "live",
+                config.poll,
+            )?)),
             None => crate::recorder::live::LiveLane::unconfigured(),
         };
         let services = Arc::new(Services {
@@ -321,17 +317,13 @@ pub async fn run(
     )?;
     let owner = crate::access::kinds::new_uuid(random.as_ref()).to_string();
     let poller = match &config.upstream {
-        Some(upstream) => Some(Poller {
-            upstream: Arc::new(Upstream::new(
-                upstream,
-                Arc::clone(&store),
-                Arc::clone(&clock),
-            )?),
-            store: Arc::clone(&store),
-            clock: Arc::clone(&clock),
+        Some(upstream) => Some(Poller::over(
+            upstream,
+            Arc::clone(&store),
+            Arc::clone(&clock),
             owner,
-            settings: config.poll,
-        }),
+            config.poll,
+        )?),
         None => {
             tracing::warn!("no Clash Royale API token (--cr-api-token): nothing is recorded");
             None

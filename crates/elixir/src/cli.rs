@@ -604,17 +604,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 bail!("--cr-api-token (or ELIXIR_CR_API_TOKEN) is required to record")
             };
             let store = open(&cli.database_url).await?;
-            let poller = recorder::Poller {
-                upstream: Arc::new(Upstream::new(
-                    &config,
-                    Arc::clone(&store),
-                    Arc::clone(&clock),
-                )?),
+            let poller = recorder::Poller::over(
+                &config,
                 store,
-                clock: Arc::clone(&clock),
-                owner: format!("record-{}", crate::access::kinds::new_uuid(random.as_ref())),
-                settings: recorder::PollSettings::default(),
-            };
+                Arc::clone(&clock),
+                format!("record-{}", crate::access::kinds::new_uuid(random.as_ref())),
+                recorder::PollSettings::default(),
+            )?;
             let cancel = tokio_util::sync::CancellationToken::new();
             let task = recorder::spawn_poller(poller, cancel.clone());
             tracing::info!("elixir recording; interrupt to stop");

@@ -16,7 +16,7 @@ use crate::domain::{Millis, iso};
 use crate::model::{ClanScope, Principal, Relationship, TrackClan, TrackPlayer};
 use crate::recorder::{PollSettings, Poller};
 use crate::store::SharedStore;
-use crate::upstream::{BudgetConfig, Upstream, UpstreamConfig};
+use crate::upstream::{BudgetConfig, UpstreamConfig};
 
 /// The demo account's email (sign in with it; codes go to the mail outbox or SMTP).
 pub const DEMO_EMAIL: &str = "demo@elixir.example";
@@ -131,17 +131,13 @@ pub async fn record(
         ..UpstreamConfig::new(FakeCrApi::TOKEN)
     };
     let walk_clock: Arc<dyn Clock> = Arc::new(walk.clone());
-    let poller = Poller {
-        upstream: Arc::new(Upstream::new(
-            &config,
-            Arc::clone(store),
-            Arc::clone(&walk_clock),
-        )?),
-        store: Arc::clone(store),
-        clock: walk_clock,
-        owner: "demo".into(),
-        settings: PollSettings::default(),
-    };
+    let poller = Poller::over(
+        &config,
+        Arc::clone(store),
+        walk_clock,
+        "demo",
+        PollSettings::default(),
+    )?;
     for day in 0..days {
         let day_start = start + Millis::from(day) * DAY_MS;
         let mut at = day_start;

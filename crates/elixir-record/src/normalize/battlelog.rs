@@ -7,7 +7,7 @@
 
 use serde::Deserialize;
 
-use super::{Rejected, entries, or_default, present};
+use super::{Rejected, entries, or_default, present, read_each};
 use crate::battle::{
     Arena, Battle, BattleCard, BattleError, Boat, Form, GameMode, Mode, Participant,
     ParticipantClan, Round, Side,
@@ -299,21 +299,9 @@ impl Battle {
     pub fn from_battlelog(payload: &[u8]) -> Result<BattleLog, BattleError> {
         let value: serde_json::Value =
             serde_json::from_slice(payload).map_err(|e| BattleError::Shape(e.to_string()))?;
-        let mut log = BattleLog {
-            battles: Vec::new(),
-            rejected: Vec::new(),
-        };
-        for (index, entry) in entries(value, None)
-            .map_err(BattleError::Shape)?
-            .iter()
-            .enumerate()
-        {
-            match Battle::from_upstream(entry) {
-                Ok(battle) => log.battles.push(battle),
-                Err(error) => log.rejected.push(Rejected { index, error }),
-            }
-        }
-        Ok(log)
+        let list = entries(value, None).map_err(BattleError::Shape)?;
+        let (battles, rejected) = read_each(&list, Battle::from_upstream);
+        Ok(BattleLog { battles, rejected })
     }
 }
 

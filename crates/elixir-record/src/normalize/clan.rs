@@ -7,7 +7,7 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::{Rejected, entries, or_default};
+use super::{Rejected, entries, or_default, read_each};
 use crate::tag::Tag;
 use crate::time::{iso_serde_opt, parse_battle_time};
 
@@ -207,18 +207,6 @@ fn member(value: serde_json::Value) -> Result<ClanMember, MemberError> {
     })
 }
 
-fn members(list: Vec<serde_json::Value>) -> (Vec<ClanMember>, Vec<Rejected<MemberError>>) {
-    let mut good = Vec::new();
-    let mut rejected = Vec::new();
-    for (index, entry) in list.into_iter().enumerate() {
-        match member(entry) {
-            Ok(m) => good.push(m),
-            Err(error) => rejected.push(Rejected { index, error }),
-        }
-    }
-    (good, rejected)
-}
-
 impl ClanProfile {
     /// Reads a `/clans/{tag}` payload; a `memberList` entry that cannot be read is set aside.
     pub fn from_upstream(payload: &[u8]) -> Result<ClanRead, ClanError> {
@@ -227,7 +215,7 @@ impl ClanProfile {
         let api: dto::Clan =
             serde_json::from_value(value.clone()).map_err(|e| ClanError::Shape(e.to_string()))?;
         let list = entries(value, Some("memberList")).map_err(ClanError::Shape)?;
-        let (member_list, rejected) = members(list);
+        let (member_list, rejected) = read_each(list, member);
         let tag = Tag::parse(&api.tag).map_err(|_| ClanError::Tag(api.tag.clone()))?;
         let profile = ClanProfile {
             tag,
@@ -265,7 +253,7 @@ impl MembersPage {
             }
         };
         let list = entries(value, Some("items")).map_err(ClanError::Shape)?;
-        let (members, rejected) = members(list);
+        let (members, rejected) = read_each(list, member);
         Ok(MembersPage {
             members,
             rejected,

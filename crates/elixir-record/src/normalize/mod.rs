@@ -3,7 +3,8 @@
 //! `player` (`/players/{tag}`) and `clan` (`/clans/{tag}`, `/clans/{tag}/members`). The
 //! readers tolerate absent fields (they become `None`), keep unknown enum strings verbatim,
 //! and reject one odd entry of a list beside the good ones rather than the whole payload.
-//! This module holds what they share: the rejected-entry record and serde helpers.
+//! This module holds what they share: the rejected-entry record, reading a list entry by
+//! entry ([`read_each`]) and serde helpers.
 
 use serde::{Deserialize, Deserializer};
 
@@ -18,6 +19,23 @@ pub struct Rejected<E> {
     pub index: usize,
     /// Why it was refused.
     pub error: E,
+}
+
+/// Reads each entry of an upstream list with `read`, keeping the ones it reads in order and
+/// setting aside, by position, the ones it refuses.
+pub(crate) fn read_each<V, T, E>(
+    list: impl IntoIterator<Item = V>,
+    mut read: impl FnMut(V) -> Result<T, E>,
+) -> (Vec<T>, Vec<Rejected<E>>) {
+    let mut good = Vec::new();
+    let mut rejected = Vec::new();
+    for (index, entry) in list.into_iter().enumerate() {
+        match read(entry) {
+            Ok(item) => good.push(item),
+            Err(error) => rejected.push(Rejected { index, error }),
+        }
+    }
+    (good, rejected)
 }
 
 /// Reads a field that upstream may send as `null` or leave out as its default (an empty list,

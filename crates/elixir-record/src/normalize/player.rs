@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Rejected, entries, or_default};
+use super::{Rejected, entries, or_default, read_each};
 use crate::battle::{Arena, BattleCard, Form};
 use crate::cards::{CardKind, Rarity};
 use crate::ids;
@@ -310,20 +310,15 @@ fn card_list(
             }
         },
     };
-    let mut cards = Vec::new();
-    for (index, item) in items.into_iter().enumerate() {
-        match serde_json::from_value::<dto::Card>(item) {
-            Ok(card) => cards.push(card),
-            Err(e) => rejected.push(Rejected {
-                index,
-                error: CardEntryError {
-                    list,
-                    index,
-                    message: e.to_string(),
-                },
-            }),
-        }
-    }
+    let (cards, refused) = read_each(items, serde_json::from_value::<dto::Card>);
+    rejected.extend(refused.into_iter().map(|r| Rejected {
+        index: r.index,
+        error: CardEntryError {
+            list,
+            index: r.index,
+            message: r.error.to_string(),
+        },
+    }));
     cards
 }
 

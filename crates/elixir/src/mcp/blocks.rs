@@ -4,8 +4,9 @@
 //! and SEASON ([`WindowArgs`], [`SeasonArg`], resolved with [`window::resolve`]), MODE
 //! ([`ModeFilter`]) and CARD (a [`Card`] of the catalogue, by id or exact name). The door has
 //! checked the schema already; the parsers apply the rules a schema cannot say (normalized
-//! tags, empty values, conflicts) and word each refusal as its tool error. Which tool takes
-//! which block is the tool's.
+//! tags, empty values, conflicts) and word each refusal as its tool error; a resolved window's
+//! season rolls are written once as `applied.window.crosses[]` ([`crosses`]). Which tool
+//! takes which block is the tool's.
 
 use elixir_record::cards::{Card, Catalogue};
 use elixir_record::window::{self, SeasonArg, Window, WindowArgs, WindowRules};
@@ -233,6 +234,21 @@ pub fn window_args<'a>(a: &'a Map<String, Value>, season: Option<SeasonArg>) -> 
         season,
         last_n_battles: a.get("last_n_battles").and_then(Value::as_i64),
     }
+}
+
+/// `applied.window.crosses[]`: the season rolls inside a resolved window, oldest first.
+pub fn crosses(w: &Window) -> Vec<Value> {
+    w.season_rolls()
+        .iter()
+        .map(|r| {
+            json!({
+                "kind": "season",
+                "at": elixir_record::time::iso(r.at),
+                "from_season": r.from_season,
+                "to_season": r.to_season,
+            })
+        })
+        .collect()
 }
 
 /// Resolves a call's window under the tool's rules, in the caller's zone unless the call

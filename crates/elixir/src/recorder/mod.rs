@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::domain::{Millis, game_day, iso};
 use crate::model::{PollClaim, StoredCatalogue};
 use crate::store::{SharedStore, StoreError};
-use crate::upstream::{Endpoint, Lane, Upstream, UpstreamError};
+use crate::upstream::{Endpoint, Lane, Upstream, UpstreamConfig, UpstreamError};
 use elixir_record::cards::{self, CardsError};
 
 /// The claim job of the daily `/cards` read.
@@ -180,6 +180,28 @@ fn millis(d: Duration) -> Millis {
 }
 
 impl Poller {
+    /// A poller named `owner` reading through its own client of `config`, over `store` and
+    /// `clock`.
+    pub fn over(
+        config: &UpstreamConfig,
+        store: SharedStore,
+        clock: Arc<dyn Clock>,
+        owner: impl Into<String>,
+        settings: PollSettings,
+    ) -> Result<Self, UpstreamError> {
+        Ok(Self {
+            upstream: Arc::new(Upstream::new(
+                config,
+                Arc::clone(&store),
+                Arc::clone(&clock),
+            )?),
+            store,
+            clock,
+            owner: owner.into(),
+            settings,
+        })
+    }
+
     /// Claims this game day's `/cards` read and, if won, performs it.
     pub async fn tick(&self) -> Result<Tick, StoreError> {
         let now = self.clock.now_millis();

@@ -353,46 +353,73 @@ pub fn next_battlelog_read(subject: &BattleLogSubject, now: Millis, jitter: Jitt
 /// if in the last week, else every 3 days; with the shared first-read, 404 and failure
 /// rules, jitter and the `max-age` floor.
 pub fn next_profile_read(subject: &ProfileSubject, now: Millis, jitter: Jitter) -> Next {
-    let last = match common(subject.last_read, now) {
-        Ok(last) => last,
-        Err(plan) => return finish(plan, &[], now, jitter, subject.max_age_until),
-    };
-    let since = subject.last_battle_at.map(|at| now - at);
-    let (delay, reason) = match since {
-        Some(s) if s <= DAY => (8 * HOUR, Reason::PlayerActiveLastDay),
-        Some(s) if s <= 7 * DAY => (DAY, Reason::PlayerActiveLastWeek),
-        _ => (3 * DAY, Reason::PlayerIdle),
-    };
-    let plan = Plan {
-        from: last.at,
-        delay,
-        reason,
-        jitter: true,
-    };
-    finish(plan, &[], now, jitter, subject.max_age_until)
+    let tiers = [
+        (DAY, 8 * HOUR, Reason::PlayerActiveLastDay),
+        (7 * DAY, DAY, Reason::PlayerActiveLastWeek),
+    ];
+    let idle = (3 * DAY, Reason::PlayerIdle);
+    tiered(
+        subject.last_read,
+        subject.max_age_until,
+        subject.last_battle_at,
+        &tiers,
+        idle,
+        now,
+        jitter,
+    )
 }
 
 /// When to read a clan next (§7.1): 15 min while a member was seen in the last 30 min,
 /// hourly while one was seen in the last 24 h, else 4 h; with the shared first-read, 404 and
 /// failure rules, jitter and the `max-age` floor.
 pub fn next_clan_read(subject: &ClanSubject, now: Millis, jitter: Jitter) -> Next {
-    let last = match common(subject.last_read, now) {
+    let tiers = [
+        (30 * MINUTE, 15 * MINUTE, Reason::ClanMembersOnline),
+        (DAY, HOUR, Reason::ClanMembersRecent),
+    ];
+    let idle = (4 * HOUR, Reason::ClanIdle);
+    tiered(
+        subject.last_read,
+        subject.max_age_until,
+        subject.member_seen_at,
+        &tiers,
+        idle,
+        now,
+        jitter,
+    )
+}
+
+/// A tier of recent activity: (within, delay, reason): a subject active within `within` is
+/// read `delay` after its last read, for `reason`.
+type Tier = (Millis, Millis, Reason);
+
+/// A read on tiers of recent activity: the delay of the first of `tiers` whose `within` the
+/// time since `active_at` is, else `idle`; with the shared first-read, 404 and failure
+/// rules, jitter and the `max-age` floor.
+fn tiered(
+    last_read: Option<LastRead>,
+    max_age_until: Option<Millis>,
+    active_at: Option<Millis>,
+    tiers: &[Tier],
+    idle: (Millis, Reason),
+    now: Millis,
+    jitter: Jitter,
+) -> Next {
+    let last = match common(last_read, now) {
         Ok(last) => last,
-        Err(plan) => return finish(plan, &[], now, jitter, subject.max_age_until),
+        Err(plan) => return finish(plan, &[], now, jitter, max_age_until),
     };
-    let since = subject.member_seen_at.map(|at| now - at);
-    let (delay, reason) = match since {
-        Some(s) if s <= 30 * MINUTE => (15 * MINUTE, Reason::ClanMembersOnline),
-        Some(s) if s <= DAY => (HOUR, Reason::ClanMembersRecent),
-        _ => (4 * HOUR, Reason::ClanIdle),
-    };
+    let since = active_at.map(|at| now - at);
+    let (delay, reason) = since
+        .and_then(|s| tiers.iter().find(|t| s <= t.0))
+        .map_or(idle, |t| (t.1, t.2));
     let plan = Plan {
         from: last.at,
         delay,
         reason,
         jitter: true,
     };
-    finish(plan, &[], now, jitter, subject.max_age_until)
+    finish(plan, &[], now, jitter, max_age_until)
 }
 
 #[cfg(test)]
@@ -417,6 +444,11 @@ mod tests {
             last_battle_at: Some(T0 - HOUR),
             ..BattleLogSubject::default()
         }
+    }
+
+    /// The next battle-log read of `subject` at [`T0`], without jitter.
+    fn read_now(subject: &BattleLogSubject) -> Next {
+        next_battlelog_read(subject, T0, Jitter::NONE)
     }
 
     fn at(next: Next) -> (String, &'static str) {
@@ -461,13 +493,11 @@ mod tests {
     fn the_session_clock_doubles_on_empty_reads() {
         // productive: 30 min
         assert_eq!(
-            at(next_battlelog_read(&log(0), T0, Jitter::NONE)),
+            at(read_now(&log(0))),
             ("2026-09-18T10:30:00Z".into(), "session_productive")
         );
         // active in the last 3 days: 60, 120, then 120 min for good
-        let active: Vec<_> = (1..=5)
-            .map(|n| at(next_battlelog_read(&log(n), T0, Jitter::NONE)))
-            .collect();
+        let active: Vec<_> = (1..=5).map(|n| at(read_now(&log(n)))).collect();
         assert_eq!(
             active,
             [
@@ -483,9 +513,7 @@ mod tests {
             last_battle_at: Some(T0 - 3 * DAY - 1),
             ..log(n)
         };
-        let delays: Vec<Millis> = (1..=7)
-            .map(|n| next_battlelog_read(&idle(n), T0, Jitter::NONE).next_at - T0)
-            .collect();
+        let delays: Vec<Millis> = (1..=7).map(|n| read_now(&idle(n)).next_at - T0).collect();
         assert_eq!(
             delays,
             [HOUR, 2 * HOUR, 4 * HOUR, 8 * HOUR, 16 * HOUR, DAY, DAY]
@@ -495,19 +523,13 @@ mod tests {
             last_battle_at: None,
             ..log(1_000)
         };
-        assert_eq!(
-            next_battlelog_read(&never, T0, Jitter::NONE).next_at,
-            T0 + DAY
-        );
+        assert_eq!(read_now(&never).next_at, T0 + DAY);
         // exactly 3 days ago is still active
         let edge = BattleLogSubject {
             last_battle_at: Some(T0 - 3 * DAY),
             ..log(4)
         };
-        assert_eq!(
-            next_battlelog_read(&edge, T0, Jitter::NONE).next_at,
-            T0 + 2 * HOUR
-        );
+        assert_eq!(read_now(&edge).next_at, T0 + 2 * HOUR);
     }
 
     #[test]
@@ -546,7 +568,7 @@ mod tests {
             ..log(2)
         };
         assert_eq!(
-            at(next_battlelog_read(&busy, T0, Jitter::NONE)),
+            at(read_now(&busy)),
             ("2026-09-18T10:40:00Z".into(), "overflow_guard")
         );
         // positive jitter cannot push it past the guard; negative jitter brings it forward
@@ -563,19 +585,13 @@ mod tests {
             fastest_fill: Some(3 * DAY),
             ..log(0)
         };
-        assert_eq!(
-            next_battlelog_read(&slow, T0, Jitter::NONE).reason,
-            Reason::SessionProductive
-        );
+        assert_eq!(read_now(&slow).reason, Reason::SessionProductive);
         // a nonsensical fill time is ignored rather than reading in a loop
         let zero = BattleLogSubject {
             fastest_fill: Some(0),
             ..log(0)
         };
-        assert_eq!(
-            next_battlelog_read(&zero, T0, Jitter::NONE).next_at,
-            T0 + 30 * MINUTE
-        );
+        assert_eq!(read_now(&zero).next_at, T0 + 30 * MINUTE);
     }
 
     #[test]
@@ -598,7 +614,7 @@ mod tests {
             ..log(3)
         };
         assert_eq!(
-            at(next_battlelog_read(&named, T0, Jitter::NONE)),
+            at(read_now(&named)),
             ("2026-09-18T11:00:00Z".into(), "named_in_call")
         );
         let added = BattleLogSubject {
@@ -606,7 +622,7 @@ mod tests {
             ..log(3)
         };
         assert_eq!(
-            at(next_battlelog_read(&added, T0, Jitter::NONE)),
+            at(read_now(&added)),
             ("2026-09-18T11:00:00Z".into(), "new_subject")
         );
         // 24 h later the demand is over
@@ -614,19 +630,13 @@ mod tests {
             named_at: Some(T0 - DAY),
             ..log(3)
         };
-        assert_eq!(
-            next_battlelog_read(&over, T0, Jitter::NONE).reason,
-            Reason::SessionBackoff
-        );
+        assert_eq!(read_now(&over).reason, Reason::SessionBackoff);
         // a productive session is already more often than hourly
         let productive = BattleLogSubject {
             named_at: Some(T0),
             ..log(0)
         };
-        assert_eq!(
-            next_battlelog_read(&productive, T0, Jitter::NONE).reason,
-            Reason::SessionProductive
-        );
+        assert_eq!(read_now(&productive).reason, Reason::SessionProductive);
         // named long after the last read: due now
         let stale = BattleLogSubject {
             last_read: ok_at(T0 - 5 * HOUR),
@@ -634,7 +644,7 @@ mod tests {
             ..log(6)
         };
         assert_eq!(
-            at(next_battlelog_read(&stale, T0, Jitter::NONE)),
+            at(read_now(&stale)),
             ("2026-09-18T10:00:00Z".into(), "named_in_call")
         );
         // the overflow guard, when tighter, names itself
@@ -642,10 +652,7 @@ mod tests {
             fastest_fill: Some(60 * MINUTE),
             ..named
         };
-        assert_eq!(
-            next_battlelog_read(&both, T0, Jitter::NONE).reason,
-            Reason::OverflowGuard
-        );
+        assert_eq!(read_now(&both).reason, Reason::OverflowGuard);
     }
 
     #[test]
@@ -660,7 +667,7 @@ mod tests {
         let delays: Vec<(Millis, Reason)> = [1, 2, 3, 4, 40]
             .into_iter()
             .map(|n| {
-                let next = next_battlelog_read(&failed(n), T0, Jitter::NONE);
+                let next = read_now(&failed(n));
                 (next.next_at - T0, next.reason)
             })
             .collect();
@@ -675,10 +682,7 @@ mod tests {
             ]
         );
         // a zero count reads as a first failure; retries are jittered
-        assert_eq!(
-            next_battlelog_read(&failed(0), T0, Jitter::NONE).next_at,
-            T0 + 15 * MINUTE
-        );
+        assert_eq!(read_now(&failed(0)).next_at, T0 + 15 * MINUTE);
         assert_eq!(
             next_battlelog_read(&failed(1), T0, Jitter::new(0.1).unwrap()).next_at,
             T0 + 16 * MINUTE + 30_000
@@ -741,7 +745,7 @@ mod tests {
             ..log(0)
         };
         assert_eq!(
-            at(next_battlelog_read(&cached, T0, Jitter::NONE)),
+            at(read_now(&cached)),
             ("2026-09-18T10:45:00Z".into(), "upstream_max_age")
         );
         // even a first read or a retry waits for it
@@ -750,19 +754,13 @@ mod tests {
             max_age_until: Some(T0 + MINUTE),
             ..BattleLogSubject::default()
         };
-        assert_eq!(
-            next_battlelog_read(&first, T0, Jitter::NONE).reason,
-            Reason::UpstreamMaxAge
-        );
+        assert_eq!(read_now(&first).reason, Reason::UpstreamMaxAge);
         // an expiry already past changes nothing
         let expired = BattleLogSubject {
             max_age_until: Some(T0 - MINUTE),
             ..log(0)
         };
-        assert_eq!(
-            next_battlelog_read(&expired, T0, Jitter::NONE).reason,
-            Reason::SessionProductive
-        );
+        assert_eq!(read_now(&expired).reason, Reason::SessionProductive);
         let clan = ClanSubject {
             last_read: ok_at(T0),
             member_seen_at: Some(T0),
@@ -822,7 +820,7 @@ mod tests {
 
     #[test]
     fn reasons_serialize_as_their_stable_names() {
-        let next = next_battlelog_read(&log(0), T0, Jitter::NONE);
+        let next = read_now(&log(0));
         assert_eq!(
             serde_json::to_value(next).unwrap(),
             serde_json::json!({"next_at": T0 + 30 * MINUTE, "reason": "session_productive"})

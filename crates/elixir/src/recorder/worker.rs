@@ -123,15 +123,9 @@ impl Poller {
                     // Nothing was sent: release the row at its old counters, due when the
                     // budget allows.
                     let done = PollDone {
-                        next_at: until.max(now),
                         reason: "upstream_paused".into(),
                         read_at: poll.last_read_at.unwrap_or(now),
-                        status: poll.last_status,
-                        failures: poll.failures,
-                        empty_reads: poll.empty_reads,
-                        held_until: poll.held_until,
-                        not_found: poll.not_found,
-                        fastest_fill_ms: poll.fastest_fill_ms,
+                        ..unchanged(&poll, until.max(now))
                     };
                     self.store
                         .finish_read(poll.endpoint, &poll.subject, &self.owner, &done)

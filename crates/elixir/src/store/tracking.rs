@@ -143,6 +143,9 @@ fn tracked_player(r: &impl Cols) -> Result<TrackedPlayer, StoreError> {
     })
 }
 
+/// The columns [`identity_row`] reads.
+const IDENTITY_COLUMNS: &str = "external_id, player_tag, display_name, bound_at";
+
 fn identity_row(r: &impl Cols) -> Result<Identity, StoreError> {
     Ok(Identity {
         external_id: r.text("external_id")?,
@@ -204,21 +207,58 @@ async fn count(tx: &mut Tx, statement: sqlkit::Statement) -> Result<i64, StoreEr
     statement.fetch_one(&mut *tx).await?.int("n")
 }
 
+/// The text `column` of the row `statement` finds (or returns), `None` when it finds none.
+async fn found_text(
+    tx: &mut Tx,
+    statement: sqlkit::Statement,
+    column: &str,
+) -> Result<Option<String>, StoreError> {
+    statement
+        .fetch_optional(&mut *tx)
+        .await?
+        .map(|r| r.text(column))
+        .transpose()
+}
+
+/// Opens a track call's write transaction: the account's row locked (see [`lock_account`]),
+/// then the principal's row of `table` keyed by `column` read for its `value` column
+/// (`None` when the subject is not tracked yet).
+async fn begin_track(
+    store: &SqlStore,
+    (table, column, value): (&str, &str, &str),
+    account: Uuid,
+    principal: &str,
+    tag: &str,
+) -> Result<(Tx, Option<String>), StoreError> {
+    let mut tx = store.db.begin_write().await?;
+    lock_account(&mut tx, account).await?;
+    let existing = found_text(
+        &mut tx,
+        sql(format!(
+            "SELECT {value} FROM {table} \
+             WHERE account_id = $1 AND principal = $2 AND {column} = $3"
+        ))
+        .bind(account)
+        .bind(principal)
+        .bind(tag),
+        value,
+    )
+    .await?;
+    Ok((tx, existing))
+}
+
 #[async_trait]
 impl TrackingStore for SqlStore {
     async fn track_player(&self, q: &TrackPlayer) -> Result<TrackResult, StoreError> {
         let principal = q.principal.key();
-        let mut tx = self.db.begin_write().await?;
-        lock_account(&mut tx, q.account_id).await?;
-        let existing = sql("SELECT relationship FROM tracked_players \
-             WHERE account_id = $1 AND principal = $2 AND player_tag = $3")
-        .bind(q.account_id)
-        .bind(&principal)
-        .bind(&q.player_tag)
-        .fetch_optional(&mut tx)
-        .await?
-        .map(|r| r.text("relationship"))
-        .transpose()?;
+        let (mut tx, existing) = begin_track(
+            self,
+            ("tracked_players", "player_tag", "relationship"),
+            q.account_id,
+            &principal,
+            &q.player_tag,
+        )
+        .await?;
         if existing.as_deref() == Some(q.relationship.as_str()) {
             return Ok(TrackResult::Unchanged);
         }
@@ -237,16 +277,17 @@ impl TrackingStore for SqlStore {
         }
         let mut demoted = None;
         if q.relationship == Relationship::Primary {
-            demoted = sql("UPDATE tracked_players SET relationship = 'alt' \
+            demoted = found_text(
+                &mut tx,
+                sql("UPDATE tracked_players SET relationship = 'alt' \
                  WHERE account_id = $1 AND principal = $2 AND relationship = 'primary' \
                  AND player_tag <> $3 RETURNING player_tag")
-            .bind(q.account_id)
-            .bind(&principal)
-            .bind(&q.player_tag)
-            .fetch_optional(&mut tx)
-            .await?
-            .map(|r| r.text("player_tag"))
-            .transpose()?;
+                .bind(q.account_id)
+                .bind(&principal)
+                .bind(&q.player_tag),
+                "player_tag",
+            )
+            .await?;
             sql("UPDATE accounts SET primary_player_tag = $2 WHERE id = $1")
                 .bind(q.account_id)
                 .bind(&q.player_tag)
@@ -282,16 +323,17 @@ impl TrackingStore for SqlStore {
         tag: &str,
     ) -> Result<bool, StoreError> {
         let mut tx = self.db.begin_write().await?;
-        let removed = sql("DELETE FROM tracked_players \
+        let removed = found_text(
+            &mut tx,
+            sql("DELETE FROM tracked_players \
              WHERE account_id = $1 AND principal = $2 AND player_tag = $3 \
              RETURNING relationship")
-        .bind(account)
-        .bind(principal.key())
-        .bind(tag)
-        .fetch_optional(&mut tx)
-        .await?
-        .map(|r| r.text("relationship"))
-        .transpose()?;
+            .bind(account)
+            .bind(principal.key())
+            .bind(tag),
+            "relationship",
+        )
+        .await?;
         let Some(relationship) = removed else {
             return Ok(false);
         };
@@ -342,17 +384,14 @@ impl TrackingStore for SqlStore {
 
     async fn track_clan(&self, q: &TrackClan) -> Result<TrackResult, StoreError> {
         let principal = q.principal.key();
-        let mut tx = self.db.begin_write().await?;
-        lock_account(&mut tx, q.account_id).await?;
-        let existing = sql("SELECT scope FROM tracked_clans \
-             WHERE account_id = $1 AND principal = $2 AND clan_tag = $3")
-        .bind(q.account_id)
-        .bind(&principal)
-        .bind(&q.clan_tag)
-        .fetch_optional(&mut tx)
-        .await?
-        .map(|r| r.text("scope"))
-        .transpose()?;
+        let (mut tx, existing) = begin_track(
+            self,
+            ("tracked_clans", "clan_tag", "scope"),
+            q.account_id,
+            &principal,
+            &q.clan_tag,
+        )
+        .await?;
         if existing.as_deref() == Some(q.scope.as_str()) {
             return Ok(TrackResult::Unchanged);
         }
@@ -495,15 +534,16 @@ impl TrackingStore for SqlStore {
     ) -> Result<Option<String>, StoreError> {
         let principal = principal.key();
         let mut tx = self.db.begin_write().await?;
-        let previous = sql("DELETE FROM nicknames \
+        let previous = found_text(
+            &mut tx,
+            sql("DELETE FROM nicknames \
              WHERE account_id = $1 AND principal = $2 AND player_tag = $3 RETURNING nickname")
-        .bind(account)
-        .bind(&principal)
-        .bind(tag)
-        .fetch_optional(&mut tx)
-        .await?
-        .map(|r| r.text("nickname"))
-        .transpose()?;
+            .bind(account)
+            .bind(&principal)
+            .bind(tag),
+            "nickname",
+        )
+        .await?;
         if let Some(nickname) = nickname {
             sql(
                 "INSERT INTO nicknames (account_id, principal, player_tag, nickname, updated_at) \
@@ -555,8 +595,7 @@ impl TrackingStore for SqlStore {
         }
         let lock = tx.backend().row_lock();
         let stored = sql(format!(
-            "SELECT external_id, player_tag, display_name, bound_at FROM identities \
-             WHERE agent_id = $1 AND external_id = $2{lock}"
+            "SELECT {IDENTITY_COLUMNS} FROM identities WHERE agent_id = $1 AND external_id = $2{lock}"
         ))
         .bind(agent)
         .bind(&id.external_id)
@@ -585,10 +624,9 @@ impl TrackingStore for SqlStore {
         agent: Uuid,
         external_id: &str,
     ) -> Result<Option<Identity>, StoreError> {
-        sql(
-            "SELECT external_id, player_tag, display_name, bound_at FROM identities \
-             WHERE agent_id = $1 AND external_id = $2",
-        )
+        sql(format!(
+            "SELECT {IDENTITY_COLUMNS} FROM identities WHERE agent_id = $1 AND external_id = $2"
+        ))
         .bind(agent)
         .bind(external_id)
         .fetch_optional(&self.db)
@@ -604,9 +642,10 @@ impl TrackingStore for SqlStore {
         limit: i64,
         offset: i64,
     ) -> Result<(Vec<Identity>, i64), StoreError> {
-        let rows = sql("SELECT external_id, player_tag, display_name, bound_at, \
-             COUNT(*) OVER () AS total FROM identities WHERE agent_id = $1 \
-             ORDER BY bound_at DESC, external_id LIMIT $2 OFFSET $3")
+        let rows = sql(format!(
+            "SELECT {IDENTITY_COLUMNS}, COUNT(*) OVER () AS total FROM identities \
+             WHERE agent_id = $1 ORDER BY bound_at DESC, external_id LIMIT $2 OFFSET $3"
+        ))
         .bind(agent)
         .bind(limit)
         .bind(offset)

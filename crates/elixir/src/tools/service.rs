@@ -20,6 +20,7 @@ use crate::mcp::call::{
 use crate::mcp::shape;
 use crate::mcp::spec::{Flag, Group, Param, SCOPE_READ, ToolSpec};
 use crate::model::{CoverageGap, LogRead, PollEndpoint};
+use crate::store::BattleTally;
 use crate::tools::subject::{PlayerFacts, resolve_player};
 
 /// Why an interval of a window is unknown, besides the recorder's gap reasons
@@ -321,18 +322,7 @@ pub fn applied_window(w: &Window, recorded_since: Option<Millis>) -> Value {
         "source": serde_json::to_value(w.source).unwrap_or(Value::Null),
         "timezone": w.timezone,
     });
-    let crosses: Vec<Value> = w
-        .season_rolls()
-        .iter()
-        .map(|r| {
-            json!({
-                "kind": "season",
-                "at": elixir_record::time::iso(r.at),
-                "from_season": r.from_season,
-                "to_season": r.to_season,
-            })
-        })
-        .collect();
+    let crosses = blocks::crosses(w);
     if !crosses.is_empty() {
         v["crosses"] = Value::Array(crosses);
     }
@@ -353,6 +343,15 @@ pub fn bounds(w: &Window) -> (Millis, Millis) {
 }
 
 // ---- elixir_coverage ----
+
+/// `battles` of a coverage answer: the battles recorded inside the window.
+fn recorded(tally: &BattleTally) -> Value {
+    json!({
+        "recorded": tally.battles,
+        "first_at": tally.first_at.map(iso),
+        "last_at": tally.last_at.map(iso),
+    })
+}
 
 fn coverage() -> ToolSpec {
     let mut params = blocks::player_params();
@@ -475,14 +474,7 @@ async fn player_coverage_answer(
             recording_of(&facts.polls, PollEndpoint::Battlelog, scope, now),
         )
         .field("source_polls", source_polls)
-        .field(
-            "battles",
-            json!({
-                "recorded": tally.battles,
-                "first_at": tally.first_at.map(iso),
-                "last_at": tally.last_at.map(iso),
-            }),
-        )
+        .field("battles", recorded(&tally))
         .field("coverage", coverage.to_json())
         .applied("window", applied_window(w, facts.recorded_since()));
     for (k, v) in meta {
@@ -579,14 +571,7 @@ async fn clan_coverage(
             recording_of(&polls, PollEndpoint::Clan, scope.as_deref(), now),
         )
         .field("source_polls", source_polls.clone())
-        .field(
-            "battles",
-            json!({
-                "recorded": tally.battles,
-                "first_at": tally.first_at.map(iso),
-                "last_at": tally.last_at.map(iso),
-            }),
-        )
+        .field("battles", recorded(&tally))
         .field("coverage", coverage.to_json())
         .field("members", Value::Array(rows))
         .applied(

@@ -1,15 +1,20 @@
 //! The account pages: overview (with the time zone setting), Connections (every live OAuth grant per door, its
 //! capabilities edited or the connection revoked, and the recently disconnected ones whose
 //! tokens are still presented), Activity (calls by request id from the audit table) and the
-//! refused-credential counts per credential, address and day. Agents live in [`super::agents`].
+//! refused-credential counts per credential, address and day; and what every account page
+//! shares: the signed-in view ([`SignedIn`], extracted before the handler), the CSRF-checked
+//! POST, the `?done=` note and the refusal and call tables. Agents live in [`super::agents`].
 
 use axum::body::Bytes;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{FromRequestParts, Path, RawQuery, State};
 use axum::response::Response;
+use http::request::Parts;
 use http::{HeaderMap, StatusCode};
 use uuid::Uuid;
 
-use super::page::{Form, Web, esc, forbidden, html, layout, not_found, see_other, unavailable};
+use super::page::{
+    Form, Web, esc, forbidden, html, layout, not_found, see_other, table, unavailable,
+};
 use crate::access::door_path;
 use crate::access::kinds::{Kind, STANDARD_SCOPES};
 use crate::access::oauth::EMAIL_SCOPE;
@@ -24,14 +29,25 @@ pub(super) const REFUSAL_DAYS: i64 = 7;
 // The purge must never delete a day the pages still show.
 const _: () = assert!(crate::access::refusals::REFUSAL_RETENTION_DAYS > REFUSAL_DAYS);
 
-/// The signed-in account and its CSRF token, or the response to send instead (sign in first).
-pub(super) async fn session(web: &Web, headers: &HeaderMap) -> Result<(Uuid, String), Response> {
-    match web.signed_in(headers).await? {
-        Some(id) => match web.session_csrf(headers) {
-            Some(csrf) => Ok((id, csrf)),
+/// A signed-in page view, extracted before its handler runs: the account and its session's
+/// CSRF token. Without a session (or its CSRF token) the answer is a 303 to `/signin`.
+pub(super) struct SignedIn {
+    pub account_id: Uuid,
+    pub csrf: String,
+}
+
+impl FromRequestParts<Web> for SignedIn {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, web: &Web) -> Result<Self, Response> {
+        let headers = &parts.headers;
+        match web.signed_in(headers).await? {
+            Some(account_id) => match web.session_csrf(headers) {
+                Some(csrf) => Ok(Self { account_id, csrf }),
+                None => Err(see_other("/signin", None)),
+            },
             None => Err(see_other("/signin", None)),
-        },
-        None => Err(see_other("/signin", None)),
+        }
     }
 }
 
@@ -61,6 +77,21 @@ pub(super) fn query_param(query: Option<&str>, name: &str) -> Option<String> {
     url::form_urlencoded::parse(query.unwrap_or("").as_bytes())
         .find(|(k, _)| k == name)
         .map(|(_, v)| v.into_owned())
+}
+
+/// The `<p class="ok">` line of the `?done=` a form's redirect set: the text `notes` gives
+/// that value (empty for one it does not know); nothing when the query has none.
+pub(super) fn done_note(query: Option<&str>, notes: &[(&str, &str)]) -> String {
+    match query_param(query, "done") {
+        Some(note) => {
+            let text = notes
+                .iter()
+                .find(|(value, _)| *value == note)
+                .map_or("", |(_, text)| text);
+            format!("<p class=\"ok\">{text}</p>")
+        }
+        None => String::new(),
+    }
 }
 
 /// A form refused with nothing changed: the message (plain text, escaped here) and a link
@@ -118,13 +149,9 @@ pub(crate) async fn home(State(web): State<Web>, headers: HeaderMap) -> Response
 /// `GET /account`.
 pub(crate) async fn overview(
     State(web): State<Web>,
-    headers: HeaderMap,
+    SignedIn { account_id, csrf }: SignedIn,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let (account_id, csrf) = match session(&web, &headers).await {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
     let account = match web.services.store.account(account_id).await {
         Ok(Some(a)) => a,
         Ok(None) => return see_other("/signin", None),
@@ -226,25 +253,21 @@ pub(super) async fn refusal_rows(
 }
 
 pub(super) fn refusal_table(rows: &[RefusalCount]) -> String {
-    if rows.is_empty() {
-        return "<p class=\"muted\">No refused credentials in the last 7 days.</p>".to_owned();
-    }
-    let mut out = String::from(
-        "<table><tr><th>Day</th><th>Credential</th><th>Address</th><th>Door</th><th>Reason</th><th>Count</th></tr>",
-    );
-    for r in rows {
-        out.push_str(&format!(
-            "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
-            esc(&r.day),
-            esc(&r.credential_hint),
-            esc(&r.address),
-            esc(&r.door),
-            esc(&r.reason),
-            r.count
-        ));
-    }
-    out.push_str("</table>");
-    out
+    table(
+        "No refused credentials in the last 7 days.",
+        &["Day", "Credential", "Address", "Door", "Reason", "Count"],
+        rows.iter().map(|r| {
+            format!(
+                "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+                esc(&r.day),
+                esc(&r.credential_hint),
+                esc(&r.address),
+                esc(&r.door),
+                esc(&r.reason),
+                r.count
+            )
+        }),
+    )
 }
 
 pub(super) fn door_path(agent: &Agent) -> String {
@@ -254,13 +277,9 @@ pub(super) fn door_path(agent: &Agent) -> String {
 /// `GET /account/connections`.
 pub(crate) async fn connections(
     State(web): State<Web>,
-    headers: HeaderMap,
+    SignedIn { account_id, csrf }: SignedIn,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let (account_id, csrf) = match session(&web, &headers).await {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
     let list = match web.oauth.server.connections(&account_id.to_string()).await {
         Ok(l) => l,
         Err(e) => return store_failed(e),
@@ -288,15 +307,16 @@ pub(crate) async fn connections(
         Ok(r) => r,
         Err(r) => return r,
     };
-    let mut body = String::new();
-    if let Some(note) = query_param(query.as_deref(), "done") {
-        let text = match note.as_str() {
-            "saved" => "Capabilities saved; they apply on the connection's next call.",
-            "revoked" => "Connection revoked; its next call is refused.",
-            _ => "",
-        };
-        body.push_str(&format!("<p class=\"ok\">{text}</p>"));
-    }
+    let mut body = done_note(
+        query.as_deref(),
+        &[
+            (
+                "saved",
+                "Capabilities saved; they apply on the connection's next call.",
+            ),
+            ("revoked", "Connection revoked; its next call is refused."),
+        ],
+    );
     body.push_str(
         "<p>Every live OAuth connection on your personal door and on the agent and integration \
          doors you own. Editing capabilities applies on the connection's next call; no \
@@ -445,13 +465,9 @@ pub(crate) async fn connection_action(
 /// `GET /account/activity[?request_id=…]`: the account's recent calls, and one by its request id.
 pub(crate) async fn activity(
     State(web): State<Web>,
-    headers: HeaderMap,
+    SignedIn { account_id, csrf }: SignedIn,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let (account_id, csrf) = match session(&web, &headers).await {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
     let wanted = query_param(query.as_deref(), "request_id").unwrap_or_default();
     let mut body = format!(
         "<p>Every tool call's answer carries <code>meta.request_id</code>. Look one up:</p>\
@@ -497,34 +513,29 @@ pub(crate) async fn activity(
 
 /// Audited calls as a table, each linking to its Activity entry.
 pub(super) fn calls_table(calls: &[AuditEntry]) -> String {
-    if calls.is_empty() {
-        return "<p class=\"muted\">No calls yet.</p>".to_owned();
-    }
-    let mut out = String::from(
-        "<table><tr><th>When</th><th>request_id</th><th>Door</th><th>Tool</th><th>Outcome</th><th>ms</th></tr>",
-    );
-    for e in calls {
-        out.push_str(&format!(
-            "<tr><td>{}</td><td><a href=\"/account/activity?request_id={id}\"><code>{id}</code></a></td>\
-             <td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
-            iso(e.created_at),
-            esc(&e.door),
-            esc(e.tool.as_deref().unwrap_or("-")),
-            esc(e.error_code.as_deref().unwrap_or("ok")),
-            e.duration_ms,
-            id = e.request_id,
-        ));
-    }
-    out.push_str("</table>");
-    out
+    table(
+        "No calls yet.",
+        &["When", "request_id", "Door", "Tool", "Outcome", "ms"],
+        calls.iter().map(|e| {
+            format!(
+                "<tr><td>{}</td><td><a href=\"/account/activity?request_id={id}\"><code>{id}</code></a></td>\
+                 <td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+                iso(e.created_at),
+                esc(&e.door),
+                esc(e.tool.as_deref().unwrap_or("-")),
+                esc(e.error_code.as_deref().unwrap_or("ok")),
+                e.duration_ms,
+                id = e.request_id,
+            )
+        }),
+    )
 }
 
 /// `GET /account/refusals`: refusals of the account's agents' keys and of its grants.
-pub(crate) async fn refusals(State(web): State<Web>, headers: HeaderMap) -> Response {
-    let (account_id, csrf) = match session(&web, &headers).await {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
+pub(crate) async fn refusals(
+    State(web): State<Web>,
+    SignedIn { account_id, csrf }: SignedIn,
+) -> Response {
     let agents = match web.services.store.agents_of(account_id).await {
         Ok(a) => a,
         Err(e) => return store_failed(e),

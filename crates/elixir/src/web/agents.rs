@@ -8,10 +8,10 @@ use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 
 use super::account::{
-    calls_table, csrf_input, door_path, post_session, query_param, refusal_rows, refusal_table,
-    refused, session, store_failed,
+    SignedIn, calls_table, csrf_input, done_note, door_path, post_session, refusal_rows,
+    refusal_table, refused, store_failed,
 };
-use super::page::{Form, Web, esc, html, layout, not_found, see_other};
+use super::page::{Form, Web, esc, html, layout, not_found, see_other, table};
 use crate::access::kinds::{Kind, STANDARD_SCOPES, key_scopes};
 use crate::admin;
 use crate::domain::iso;
@@ -20,28 +20,28 @@ use crate::model::Agent;
 /// `GET /account/agents`.
 pub(crate) async fn list(
     State(web): State<Web>,
-    headers: HeaderMap,
+    SignedIn { account_id, csrf }: SignedIn,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let (account_id, csrf) = match session(&web, &headers).await {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
     let list = match web.services.store.agents_of(account_id).await {
         Ok(l) => l,
         Err(e) => return store_failed(e),
     };
-    let mut body = String::new();
-    if let Some(note) = query_param(query.as_deref(), "done") {
-        let text = match note.as_str() {
-            "revoked" => "Service key revoked.",
-            "suspended" => "Agent suspended: every credential of its door answers 401.",
-            "resumed" => "Agent resumed.",
-            "scopes" => "Key capabilities saved; they apply on the next call.",
-            _ => "",
-        };
-        body.push_str(&format!("<p class=\"ok\">{text}</p>"));
-    }
+    let mut body = done_note(
+        query.as_deref(),
+        &[
+            ("revoked", "Service key revoked."),
+            (
+                "suspended",
+                "Agent suspended: every credential of its door answers 401.",
+            ),
+            ("resumed", "Agent resumed."),
+            (
+                "scopes",
+                "Key capabilities saved; they apply on the next call.",
+            ),
+        ],
+    );
     body.push_str(&agents_list(&web, &list, &csrf));
     body.push_str(&format!(
         "<h2>Create an agent</h2><form method=\"post\" action=\"/account/agents\">{}\
@@ -137,12 +137,8 @@ const AGENT_CALLS: i64 = 50;
 pub(crate) async fn page(
     State(web): State<Web>,
     Path(public_id): Path<String>,
-    headers: HeaderMap,
+    SignedIn { account_id, csrf }: SignedIn,
 ) -> Response {
-    let (account_id, csrf) = match session(&web, &headers).await {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
     let agent = match web.services.store.agent_by_public_id(&public_id).await {
         Ok(Some(a)) if a.owner_account_id == account_id => a,
         Ok(_) => return not_found(),
@@ -172,12 +168,11 @@ pub(crate) async fn page(
     };
     let mut body = agent_box(&web, &agent, &csrf);
     body.push_str("<h2>OAuth connections at this door</h2>");
-    if connections.is_empty() {
-        body.push_str("<p class=\"muted\">None. A client connects by OAuth at the door above, or uses the service key.</p>");
-    } else {
-        body.push_str("<table><tr><th>Client</th><th>Capabilities</th><th>Connected</th><th>Last used</th></tr>");
-        for c in &connections {
-            body.push_str(&format!(
+    body.push_str(&table(
+        "None. A client connects by OAuth at the door above, or uses the service key.",
+        &["Client", "Capabilities", "Connected", "Last used"],
+        connections.iter().map(|c| {
+            format!(
                 "<tr><td><a href=\"/account/connections#grant-{gid}\">{name}</a></td>\
                  <td><code>{scopes}</code></td><td>{created}</td><td>{used}</td></tr>",
                 gid = esc(&c.grant_id),
@@ -185,10 +180,9 @@ pub(crate) async fn page(
                 scopes = esc(&c.scopes.join(" ")),
                 created = iso(c.created_at),
                 used = iso(c.last_used_at),
-            ));
-        }
-        body.push_str("</table>");
-    }
+            )
+        }),
+    ));
     body.push_str(&format!("<h2>Recent calls</h2>{}", calls_table(&calls)));
     body.push_str(&format!(
         "<h2>Refused credentials</h2>{}<p><a href=\"/account/agents\">All agents</a></p>",

@@ -1,7 +1,8 @@
 //! The one page module of the site: what every page shares — the state the handlers read
 //! ([`Web`]: services, the authorization server, the accounts glue), the browser session and
 //! its CSRF token (an HMAC of the session, no storage), Elixir's navigation and the common
-//! answers (303, 403, 404, 503). HTML escaping, the stylesheet and page shell, the security
+//! answers (303, 403, 404, 503), and the one table shape the account pages list rows in.
+//! HTML escaping, the stylesheet and page shell, the security
 //! headers, form parsing and the same-origin rule are mcp-oauth's [`mcp_oauth::web`], so the
 //! consent page and these pages are built alike. Routing is `web`'s; each page's content is
 //! its own file's.
@@ -103,6 +104,27 @@ pub(crate) fn layout(title: &str, csrf: Option<&str>, body: &str) -> String {
             .to_owned(),
     };
     web::page("Elixir", &nav, title, body)
+}
+
+/// A table with a heading row of `headings` and `rows` (each a `<tr>…</tr>`), or the muted
+/// `empty` line when there are no rows.
+pub(crate) fn table(
+    empty: &str,
+    headings: &[&str],
+    rows: impl IntoIterator<Item = String>,
+) -> String {
+    let rows: Vec<String> = rows.into_iter().collect();
+    if rows.is_empty() {
+        return format!("<p class=\"muted\">{empty}</p>");
+    }
+    let mut out = String::from("<table><tr>");
+    for h in headings {
+        out.push_str(&format!("<th>{h}</th>"));
+    }
+    out.push_str("</tr>");
+    out.extend(rows);
+    out.push_str("</table>");
+    out
 }
 
 /// An HTML page with the site's security headers (its forms post and redirect to the site).

@@ -6,9 +6,9 @@
 
 use axum::extract::State;
 use axum::response::Response;
-use http::{HeaderMap, StatusCode};
+use http::StatusCode;
 
-use super::account::{session, store_failed};
+use super::account::{SignedIn, store_failed};
 use super::page::{Web, esc, html, layout};
 use crate::domain::{Millis, iso};
 use crate::model::{PlayerSnapshot, Poll, PollEndpoint, Principal, RecordedBattle};
@@ -20,11 +20,13 @@ const HEIGHT: f64 = 160.0;
 const PAD: f64 = 28.0;
 
 /// `GET /account/players`.
-pub(crate) async fn page(State(web): State<Web>, headers: HeaderMap) -> Response {
-    let (account, csrf) = match session(&web, &headers).await {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
+pub(crate) async fn page(
+    State(web): State<Web>,
+    SignedIn {
+        account_id: account,
+        csrf,
+    }: SignedIn,
+) -> Response {
     let store = &web.services.store;
     let now = web.services.now();
     let from = now - 30 * DAY_MS;

@@ -3,15 +3,14 @@
 //! offset. A duel counts one game per round, with the round's cards and outcome (§3.4). The
 //! games counted are those whose deck is known: an undisclosed deck has no cards to credit.
 
-use std::collections::HashMap;
-
 use elixir_record::battle::Form;
 use elixir_record::stats::{Accumulator, RowKind};
 use serde_json::{Map, Value, json};
 
 use super::{
-    Args, MAX_OFFSET, Scope, bounded, common_params, docs_pointer, kinds, offset_param, one_of,
-    page, row, stats_row_schema,
+    Args, Grouped, Scope, baseline, baseline_output, bounded, by_losses, by_win_rate,
+    common_params, docs_pointer, kinds, offset, offset_param, one_of, page, page_outputs, row,
+    stats_row_schema,
 };
 use crate::mcp::args;
 use crate::mcp::call::{Outcome, ToolCtx, handler};
@@ -50,7 +49,7 @@ pub fn spec() -> ToolSpec {
         flags: vec![Flag::W, Flag::S, Flag::Co],
         params,
         compact_drops: None,
-        output: vec![
+        output: [
             (
                 "cards",
                 json!({"type": "array", "description": "{id, name, form, usage_share, STATS}.", "items": stats_row_schema("One card in one form.", json!({
@@ -61,14 +60,11 @@ pub fn spec() -> ToolSpec {
                 }))}),
                 true,
             ),
-            (
-                "baseline",
-                json!({"type": "object", "description": "{decided_battles, win_rate} over every game with a known deck.", "required": ["decided_battles", "win_rate"], "properties": {"decided_battles": {"type": "integer"}, "win_rate": {"type": ["number", "null"]}}}),
-                true,
-            ),
-            ("total", json!({"type": "integer", "description": "Cards in the list."}), true),
-            ("next_offset", json!({"type": ["integer", "null"], "description": "offset of the next page; null at the end."}), true),
-        ],
+            baseline_output("{decided_battles, win_rate} over every game with a known deck."),
+        ]
+        .into_iter()
+        .chain(page_outputs("Cards in the list."))
+        .collect(),
         docs: docs_pointer(NAME),
         too_large_hint: "battles_cards({\"limit\": 30}) pages fewer rows; a shorter window (days, from, to) or a mode narrows it.".into(),
         handler: handler(call),
@@ -87,19 +83,18 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
     let shared = Args::read(&ctx, &a, NAME)?;
     let sort = one_of(&a, "sort", &SORTS, "battles")?.to_owned();
     let limit = bounded(&a, "limit", 1, 120, 30)?;
-    let offset = bounded(&a, "offset", 0, MAX_OFFSET, 0)?;
+    let offset = offset(&a)?;
     let scope = Scope::resolve(&ctx, shared).await?;
     let battles = scope.all_battles(&ctx).await?;
     let tag = &scope.tag;
-    let mut baseline = Accumulator::new();
-    let mut rows: Vec<CardRow> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut base = Accumulator::new();
+    let mut rows: Grouped<String, CardRow> = Grouped::default();
     for p in &battles {
         for game in p.battle.games_of(tag) {
             if game.cards.is_empty() {
                 continue;
             }
-            baseline.add_game(&game, tag.as_str());
+            base.add_game(&game, tag.as_str());
             let mut seen: Vec<String> = Vec::new();
             for c in game.cards {
                 let key = c.key();
@@ -107,37 +102,25 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
                     continue;
                 }
                 seen.push(key.clone());
-                let i = *index.entry(key).or_insert_with(|| {
-                    rows.push(CardRow {
-                        id: c.id,
-                        name: c.name.clone(),
-                        form: c.form,
-                        acc: Accumulator::new(),
-                    });
-                    rows.len() - 1
-                });
-                rows[i].acc.add_game(&game, tag.as_str());
+                rows.row(key, || CardRow {
+                    id: c.id,
+                    name: c.name.clone(),
+                    form: c.form,
+                    acc: Accumulator::new(),
+                })
+                .acc
+                .add_game(&game, tag.as_str());
             }
         }
     }
-    let games = baseline.stats(RowKind::SinglePlayer).battles;
+    let mut rows = rows.into_rows();
+    let games = base.stats(RowKind::SinglePlayer).battles;
     let stats = |r: &CardRow| r.acc.stats(RowKind::SinglePlayer);
     match sort.as_str() {
-        "win_rate" => rows.sort_by(|x, y| {
-            let (a, b) = (stats(x), stats(y));
-            b.win_rate
-                .unwrap_or(-1.0)
-                .total_cmp(&a.win_rate.unwrap_or(-1.0))
-                .then(b.battles.cmp(&a.battles))
-                .then(x.id.cmp(&y.id))
-        }),
-        "losses" => rows.sort_by(|x, y| {
-            let (a, b) = (stats(x), stats(y));
-            b.losses
-                .cmp(&a.losses)
-                .then(b.battles.cmp(&a.battles))
-                .then(x.id.cmp(&y.id))
-        }),
+        "win_rate" => {
+            rows.sort_by(|x, y| by_win_rate(&stats(x), &stats(y)).then(x.id.cmp(&y.id)));
+        }
+        "losses" => rows.sort_by(|x, y| by_losses(&stats(x), &stats(y)).then(x.id.cmp(&y.id))),
         _ => rows.sort_by(|x, y| {
             stats(y)
                 .battles
@@ -166,14 +149,10 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
             )
         })
         .collect();
-    let base = baseline.stats(RowKind::SinglePlayer);
     let out = super::small_sample_note(scope.envelope(&ctx, NAME).await?, &cards);
     Ok(out
         .field("cards", Value::Array(cards))
-        .field(
-            "baseline",
-            json!({"decided_battles": base.decided_battles, "win_rate": base.win_rate}),
-        )
+        .field("baseline", baseline(&base))
         .field("total", json!(total))
         .field("next_offset", next_offset)
         .applied("sort", json!(sort))

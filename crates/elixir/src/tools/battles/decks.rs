@@ -5,15 +5,13 @@
 //! and hash with `|0` (§6.2): their rows show `tower_troop: null`, and a note says so when
 //! both kinds appear.
 
-use std::collections::HashMap;
-
 use elixir_record::battle::BattleCard;
 use elixir_record::stats::{Accumulator, RowKind};
 use serde_json::{Map, Value, json};
 
 use super::{
-    Args, MAX_OFFSET, Scope, bounded, common_params, docs_pointer, kinds, mean, offset_param,
-    one_of, page, round_to, row, stats_row_schema,
+    Args, Grouped, Scope, at_least, bounded, by_win_rate, common_params, docs_pointer, kinds, mean,
+    offset, offset_param, one_of, page, page_outputs, round_to, row, stats_row_schema,
 };
 use crate::domain::{Millis, iso};
 use crate::mcp::args;
@@ -61,7 +59,7 @@ pub fn spec() -> ToolSpec {
         flags: vec![Flag::W, Flag::S, Flag::Co],
         params,
         compact_drops: None,
-        output: vec![
+        output: [
             (
                 "decks",
                 json!({"type": "array", "description": "{deck_hash, cards[], tower_troop?, avg_elixir, STATS, first_played_at, last_played_at}.", "items": stats_row_schema("One deck.", json!({
@@ -74,9 +72,10 @@ pub fn spec() -> ToolSpec {
                 }))}),
                 true,
             ),
-            ("total", json!({"type": "integer", "description": "Decks that pass min_battles."}), true),
-            ("next_offset", json!({"type": ["integer", "null"], "description": "offset of the next page; null at the end."}), true),
-        ],
+        ]
+        .into_iter()
+        .chain(page_outputs("Decks that pass min_battles."))
+        .collect(),
         docs: docs_pointer(NAME),
         too_large_hint: "battles_decks({\"limit\": 10}) pages fewer rows; min_battles, a shorter window (days, from, to) or a mode narrows it.".into(),
         handler: handler(call),
@@ -115,60 +114,44 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
     let min_battles = bounded(&a, "min_battles", 1, 100, 1)?;
     let sort = one_of(&a, "sort", &SORTS, "battles")?.to_owned();
     let limit = bounded(&a, "limit", 1, 50, 10)?;
-    let offset = bounded(&a, "offset", 0, MAX_OFFSET, 0)?;
+    let offset = offset(&a)?;
     let scope = Scope::resolve(&ctx, shared).await?;
     let battles = scope.all_battles(&ctx).await?;
     let tag = &scope.tag;
-    let mut rows: Vec<DeckRow> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut rows: Grouped<String, DeckRow> = Grouped::default();
     // newest first: the first game of a hash gives the row its cards
     for p in &battles {
         let at = p.time();
         for game in p.battle.games_of(tag) {
             let Some(hash) = game.deck_hash else { continue };
-            let i = *index.entry(hash.to_owned()).or_insert_with(|| {
-                rows.push(DeckRow {
-                    hash: hash.to_owned(),
-                    cards: game.cards.to_vec(),
-                    tower_troop: game.tower_troop.cloned(),
-                    acc: Accumulator::new(),
-                    first: at,
-                    last: at,
-                });
-                rows.len() - 1
+            let r = rows.row(hash.to_owned(), || DeckRow {
+                hash: hash.to_owned(),
+                cards: game.cards.to_vec(),
+                tower_troop: game.tower_troop.cloned(),
+                acc: Accumulator::new(),
+                first: at,
+                last: at,
             });
-            let r = &mut rows[i];
             r.acc.add_game(&game, tag.as_str());
             r.first = r.first.min(at);
             r.last = r.last.max(at);
         }
     }
+    let rows = rows.into_rows();
     let war = rows.iter().any(|r| r.tower_troop.is_none());
     let other = rows.iter().any(|r| r.tower_troop.is_some());
-    let threshold = u64::try_from(min_battles).unwrap_or(1);
-    let mut kept: Vec<DeckRow> = rows
-        .into_iter()
-        .filter(|r| r.acc.stats(RowKind::SinglePlayer).battles >= threshold)
-        .collect();
+    let stats = |r: &DeckRow| r.acc.stats(RowKind::SinglePlayer);
+    let mut kept = at_least(rows, min_battles, |r| stats(r).battles);
     match sort.as_str() {
-        "win_rate" => kept.sort_by(|x, y| {
-            let (a, b) = (
-                x.acc.stats(RowKind::SinglePlayer),
-                y.acc.stats(RowKind::SinglePlayer),
-            );
-            b.win_rate
-                .unwrap_or(-1.0)
-                .total_cmp(&a.win_rate.unwrap_or(-1.0))
-                .then(b.battles.cmp(&a.battles))
-                .then(y.last.cmp(&x.last))
-        }),
+        "win_rate" => {
+            kept.sort_by(|x, y| by_win_rate(&stats(x), &stats(y)).then(y.last.cmp(&x.last)));
+        }
         "recent" => kept.sort_by(|x, y| y.last.cmp(&x.last).then(x.hash.cmp(&y.hash))),
         _ => kept.sort_by(|x, y| {
-            let (a, b) = (
-                x.acc.stats(RowKind::SinglePlayer),
-                y.acc.stats(RowKind::SinglePlayer),
-            );
-            b.battles.cmp(&a.battles).then(y.last.cmp(&x.last))
+            stats(y)
+                .battles
+                .cmp(&stats(x).battles)
+                .then(y.last.cmp(&x.last))
         }),
     }
     let (shown, total, next_offset) = page(&kept, offset, limit);

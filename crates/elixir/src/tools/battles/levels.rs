@@ -6,13 +6,11 @@
 //! logs carry no King Tower level, so `king_tower.yours` is the profile's and the opponents'
 //! is unknown (`null`).
 
-use std::collections::HashMap;
-
 use elixir_record::stats::Accumulator;
 use serde_json::{Map, Value, json};
 
 use super::{
-    Args, Scope, common_params, docs_pointer, kinds, mean, round_to, row, stats_row_schema,
+    Args, Grouped, Scope, common_params, docs_pointer, kinds, mean, round_to, row, stats_row_schema,
 };
 use crate::mcp::call::{Outcome, ToolCtx, handler};
 use crate::mcp::spec::{Flag, Group, SCOPE_READ, ToolSpec};
@@ -88,8 +86,7 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
     let tag = &scope.tag;
     let mut bands: Vec<Accumulator> = vec![Accumulator::new(); BANDS.len()];
     let mut gaps = Vec::new();
-    let mut cards: Vec<CardLevels> = Vec::new();
-    let mut index: HashMap<i64, usize> = HashMap::new();
+    let mut cards: Grouped<i64, CardLevels> = Grouped::default();
     // newest first, so the first level seen of a card is the newest
     for p in &battles {
         let b = &p.battle;
@@ -106,17 +103,13 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
                 continue;
             }
             seen.push(c.id);
-            let i = *index.entry(c.id).or_insert_with(|| {
-                cards.push(CardLevels {
-                    id: c.id,
-                    name: c.name.clone(),
-                    yours: None,
-                    opponent_levels: Vec::new(),
-                    faced: 0,
-                });
-                cards.len() - 1
+            let row = cards.row(c.id, || CardLevels {
+                id: c.id,
+                name: c.name.clone(),
+                yours: None,
+                opponent_levels: Vec::new(),
+                faced: 0,
             });
-            let row = &mut cards[i];
             if row.yours.is_none() {
                 row.yours = c.level;
             }
@@ -161,6 +154,7 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
         .field("bands", Value::Array(band_rows))
         .note(KING_TOWER_NOTE);
     if !scope.compact() {
+        let mut cards = cards.into_rows();
         cards.sort_by(|x, y| y.faced.cmp(&x.faced).then(x.id.cmp(&y.id)));
         let card_rows: Vec<Value> = cards
             .iter()

@@ -15,6 +15,10 @@ pub mod performance;
 pub mod query;
 pub mod render;
 
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::hash::Hash;
+
 use elixir_record::calendar::{self, DAY_MS};
 use elixir_record::cards::Catalogue;
 use elixir_record::stats::{Accumulator, RowKind, Stats};
@@ -74,6 +78,11 @@ pub fn offset_param() -> Param {
             0,
         ),
     )
+}
+
+/// `offset` as [`offset_param`] declares it.
+pub fn offset(a: &Map<String, Value>) -> Result<i64, Fail> {
+    bounded(a, "offset", 0, MAX_OFFSET, 0)
 }
 
 /// The largest `offset`.
@@ -361,19 +370,7 @@ fn crosses(from: Millis, to: Millis) -> Value {
         timezone: "UTC".into(),
         season: None,
     };
-    Value::Array(
-        w.season_rolls()
-            .into_iter()
-            .map(|r| {
-                json!({
-                    "kind": "season",
-                    "at": elixir_record::time::iso(r.at),
-                    "from_season": r.from_season,
-                    "to_season": r.to_season,
-                })
-            })
-            .collect(),
-    )
+    Value::Array(blocks::crosses(&w))
 }
 
 /// MODE's wire name.
@@ -507,6 +504,93 @@ pub fn page<T: Clone>(rows: &[T], offset: i64, limit: i64) -> (Vec<T>, usize, Va
         .min(total);
     let next = if end < total { json!(end) } else { Value::Null };
     (rows[start..end].to_vec(), total, next)
+}
+
+/// The output-schema entries every offset-paged row tool ends with: `total` (described as
+/// `total`) and `next_offset`.
+pub fn page_outputs(total: &str) -> [(&'static str, Value, bool); 2] {
+    [
+        (
+            "total",
+            json!({"type": "integer", "description": total}),
+            true,
+        ),
+        (
+            "next_offset",
+            json!({"type": ["integer", "null"], "description": "offset of the next page; null at the end."}),
+            true,
+        ),
+    ]
+}
+
+/// The output-schema entry of `baseline`: the subject's `{decided_battles, win_rate}`.
+pub fn baseline_output(description: &str) -> (&'static str, Value, bool) {
+    (
+        "baseline",
+        json!({"type": "object", "description": description, "required": ["decided_battles", "win_rate"], "properties": {"decided_battles": {"type": "integer"}, "win_rate": {"type": ["number", "null"]}}}),
+        true,
+    )
+}
+
+/// `baseline`: the decided battles and win rate of `acc` (single-player threshold).
+pub fn baseline(acc: &Accumulator) -> Value {
+    let base = acc.stats(RowKind::SinglePlayer);
+    json!({"decided_battles": base.decided_battles, "win_rate": base.win_rate})
+}
+
+/// `sort: win_rate` of the row tools: best win rate first (a row without one last), then
+/// most games; the caller breaks what is left of the tie.
+pub fn by_win_rate(a: &Stats, b: &Stats) -> Ordering {
+    b.win_rate
+        .unwrap_or(-1.0)
+        .total_cmp(&a.win_rate.unwrap_or(-1.0))
+        .then(b.battles.cmp(&a.battles))
+}
+
+/// `sort: losses` of the row tools: most losses first, then most games.
+pub fn by_losses(a: &Stats, b: &Stats) -> Ordering {
+    b.losses.cmp(&a.losses).then(b.battles.cmp(&a.battles))
+}
+
+/// The rows played at least `min_battles` games (`battles` reads a row's count).
+pub fn at_least<T>(rows: Vec<T>, min_battles: i64, battles: impl Fn(&T) -> u64) -> Vec<T> {
+    let threshold = u64::try_from(min_battles).unwrap_or(1);
+    rows.into_iter()
+        .filter(|r| battles(r) >= threshold)
+        .collect()
+}
+
+/// Rows collected by key, in the order their keys are first seen.
+#[derive(Debug)]
+pub struct Grouped<K, T> {
+    rows: Vec<T>,
+    index: HashMap<K, usize>,
+}
+
+impl<K, T> Default for Grouped<K, T> {
+    fn default() -> Self {
+        Self {
+            rows: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+}
+
+impl<K: Hash + Eq, T> Grouped<K, T> {
+    /// The row of `key`, made by `new` the first time the key is seen.
+    pub fn row(&mut self, key: K, new: impl FnOnce() -> T) -> &mut T {
+        let rows = &mut self.rows;
+        let i = *self.index.entry(key).or_insert_with(|| {
+            rows.push(new());
+            rows.len() - 1
+        });
+        &mut rows[i]
+    }
+
+    /// The rows, in first-seen order.
+    pub fn into_rows(self) -> Vec<T> {
+        self.rows
+    }
 }
 
 /// The card catalogue, if it has been read; card arguments need it for names.

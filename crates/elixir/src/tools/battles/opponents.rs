@@ -4,15 +4,16 @@
 //! offset, beside the subject's baseline. A battle counts once per row it falls in (a duel
 //! with the duel's outcome); a tagless opponent has no player row, a clanless one no clan row.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use elixir_record::battle::Participant;
 use elixir_record::stats::{Accumulator, RowKind, Stats};
 use serde_json::{Map, Value, json};
 
 use super::{
-    Args, MAX_OFFSET, Scope, bounded, common_params, docs_pointer, kinds, offset_param, one_of,
-    page, stats_fields, stats_row_schema,
+    Args, Grouped, Scope, at_least, baseline, baseline_output, bounded, by_losses, by_win_rate,
+    common_params, docs_pointer, kinds, offset, offset_param, one_of, page, page_outputs,
+    stats_fields, stats_row_schema,
 };
 use crate::mcp::args;
 use crate::mcp::call::{Outcome, ToolCtx, handler};
@@ -67,20 +68,17 @@ pub fn spec() -> ToolSpec {
         flags: vec![Flag::W, Flag::S, Flag::Co],
         params,
         compact_drops: None,
-        output: vec![
+        output: [
             (
                 "rows",
                 json!({"type": "array", "description": "{key, STATS}: key is {id, name, form} (card), {deck_hash, cards[]} (deck), {tag, name} (player or clan).", "items": stats_row_schema("One opponent group.", json!({"key": {"type": "object"}}))}),
                 true,
             ),
-            (
-                "baseline",
-                json!({"type": "object", "description": "{decided_battles, win_rate}: your record over every battle in the window.", "required": ["decided_battles", "win_rate"], "properties": {"decided_battles": {"type": "integer"}, "win_rate": {"type": ["number", "null"]}}}),
-                true,
-            ),
-            ("total", json!({"type": "integer", "description": "Rows that pass min_battles."}), true),
-            ("next_offset", json!({"type": ["integer", "null"], "description": "offset of the next page; null at the end."}), true),
-        ],
+            baseline_output("{decided_battles, win_rate}: your record over every battle in the window."),
+        ]
+        .into_iter()
+        .chain(page_outputs("Rows that pass min_battles."))
+        .collect(),
         docs: docs_pointer(NAME),
         too_large_hint: "battles_opponents({\"limit\": 20}) pages fewer rows; min_battles, a shorter window (days, from, to) or a mode narrows it.".into(),
         handler: handler(call),
@@ -184,38 +182,29 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
     let min_battles = bounded(&a, "min_battles", 1, 100, 3)?;
     let sort = one_of(&a, "sort", &SORTS, "losses")?.to_owned();
     let limit = bounded(&a, "limit", 1, 50, 20)?;
-    let offset = bounded(&a, "offset", 0, MAX_OFFSET, 0)?;
+    let offset = offset(&a)?;
     let scope = Scope::resolve(&ctx, shared).await?;
     let battles = scope.all_battles(&ctx).await?;
     let tag = &scope.tag;
-    let mut baseline = Accumulator::new();
-    let mut rows: Vec<OpponentRow> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut base = Accumulator::new();
+    let mut rows: Grouped<String, OpponentRow> = Grouped::default();
     for p in &battles {
         let outcome = p.outcome();
-        baseline.add(outcome, tag.as_str());
+        base.add(outcome, tag.as_str());
         for (id, key, opponents) in keys_of(&group_by, &p.battle.opponent) {
-            let i = *index.entry(id.clone()).or_insert_with(|| {
-                rows.push(OpponentRow {
-                    id,
-                    key,
-                    acc: Accumulator::new(),
-                    players: BTreeSet::new(),
-                });
-                rows.len() - 1
+            let r = rows.row(id.clone(), || OpponentRow {
+                id,
+                key,
+                acc: Accumulator::new(),
+                players: BTreeSet::new(),
             });
             // once per battle; the row's players are every opponent met in it
-            let r = &mut rows[i];
             r.acc.add(outcome, tag.as_str());
             r.players.extend(opponents);
         }
     }
-    let threshold = u64::try_from(min_battles).unwrap_or(1);
     let stats = OpponentRow::stats;
-    let mut kept: Vec<OpponentRow> = rows
-        .into_iter()
-        .filter(|r| stats(r).battles >= threshold)
-        .collect();
+    let mut kept = at_least(rows.into_rows(), min_battles, |r| stats(r).battles);
     match sort.as_str() {
         "battles" => kept.sort_by(|x, y| {
             stats(y)
@@ -223,21 +212,10 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
                 .cmp(&stats(x).battles)
                 .then(x.id.cmp(&y.id))
         }),
-        "win_rate" => kept.sort_by(|x, y| {
-            let (a, b) = (stats(x), stats(y));
-            b.win_rate
-                .unwrap_or(-1.0)
-                .total_cmp(&a.win_rate.unwrap_or(-1.0))
-                .then(b.battles.cmp(&a.battles))
-                .then(x.id.cmp(&y.id))
-        }),
-        _ => kept.sort_by(|x, y| {
-            let (a, b) = (stats(x), stats(y));
-            b.losses
-                .cmp(&a.losses)
-                .then(b.battles.cmp(&a.battles))
-                .then(x.id.cmp(&y.id))
-        }),
+        "win_rate" => {
+            kept.sort_by(|x, y| by_win_rate(&stats(x), &stats(y)).then(x.id.cmp(&y.id)));
+        }
+        _ => kept.sort_by(|x, y| by_losses(&stats(x), &stats(y)).then(x.id.cmp(&y.id))),
     }
     let (shown, total, next_offset) = page(&kept, offset, limit);
     let out_rows: Vec<Value> = shown
@@ -249,14 +227,10 @@ async fn call(ctx: ToolCtx, a: Map<String, Value>) -> Outcome {
             Value::Object(fields)
         })
         .collect();
-    let base = baseline.stats(RowKind::SinglePlayer);
     let out = super::small_sample_note(scope.envelope(&ctx, NAME).await?, &out_rows);
     Ok(out
         .field("rows", Value::Array(out_rows))
-        .field(
-            "baseline",
-            json!({"decided_battles": base.decided_battles, "win_rate": base.win_rate}),
-        )
+        .field("baseline", baseline(&base))
         .field("total", json!(total))
         .field("next_offset", next_offset)
         .applied("group_by", json!(group_by))

@@ -245,82 +245,95 @@ fn deck_card_schema() -> Value {
     })
 }
 
-pub fn meta_decks() -> ToolSpec {
-    let mut output = vec![(
-        "decks",
-        json!({
-            "type": "array",
-            "description": "{deck_hash, cards[], tower_troop?, avg_elixir, usage_share, win_rate_low, STATS}, sorted.",
-            "items": {
-                "type": "object",
-                "required": ["deck_hash", "cards", "tower_troop", "avg_elixir", "usage_share", "win_rate_low", "stats"],
-                "properties": {
-                    "deck_hash": {"type": "string"},
-                    "cards": {"type": "array", "items": deck_card_schema()},
-                    "tower_troop": {"type": ["object", "null"]},
-                    "avg_elixir": {"type": ["number", "null"]},
-                    "usage_share": {"type": "number"},
-                    "win_rate_low": {"type": ["number", "null"]},
-                    "stats": stats_schema(),
-                },
-            },
-        }),
-        true,
-    )];
+/// A segment tool's declaration: what every one shares (group, scope, kinds, flags, its
+/// parameters, its rows then the common output, its handler) around its own `title`,
+/// `description`, `rows` entry and (`docs`, `too_large_hint`).
+fn declare(
+    tool: Tool,
+    title: &'static str,
+    description: &str,
+    (name, rows): (&'static str, Value),
+    (docs, too_large_hint): (&str, &str),
+) -> ToolSpec {
+    let mut output = vec![(name, rows, true)];
     output.extend(common_output());
     ToolSpec {
-        name: Tool::Decks.name(),
+        name: tool.name(),
         group: Group::Battles,
-        title: "Meta decks",
-        description: "Segment tool: the decks that win in a segment (mine, corpus, a clan's members or up to 50 players) over a window (default: the current season to date), competitive modes by default. Each deck carries its cards, usage_share, STATS and win_rate_low (95% Wilson lower bound, the default order); a duel counts each round as a game. min_battles, min_players, containing and excluding narrow the list; population and excluded say what was counted. Runs under the 18 s heavy-query budget.".into(),
+        title,
+        description: description.into(),
         scope: SCOPE_READ,
         kinds: Kind::ALL.to_vec(),
         flags: vec![Flag::W, Flag::S, Flag::Co, Flag::H],
-        params: params(Tool::Decks),
+        params: params(tool),
         compact_drops: None,
         output,
-        docs: DECKS_DOCS.into(),
-        too_large_hint: "battles_meta_decks({\"limit\": 10}) pages fewer decks; min_battles or containing narrow the list.".into(),
-        handler: handler(|ctx, a| call(ctx, a, Tool::Decks)),
+        docs: docs.into(),
+        too_large_hint: too_large_hint.into(),
+        handler: handler(move |ctx, a| call(ctx, a, tool)),
     }
 }
 
-pub fn meta_cards() -> ToolSpec {
-    let mut output = vec![(
-        "cards",
-        json!({
-            "type": "array",
-            "description": "{id, name, form, usage_share, win_rate_low, STATS}, one row per card and form, sorted.",
-            "items": {
-                "type": "object",
-                "required": ["id", "name", "form", "usage_share", "win_rate_low", "stats"],
-                "properties": {
-                    "id": {"type": "integer"}, "name": {"type": "string"},
-                    "form": {"type": ["string", "null"]},
-                    "usage_share": {"type": "number"},
-                    "win_rate_low": {"type": ["number", "null"]},
-                    "stats": stats_schema(),
+pub fn meta_decks() -> ToolSpec {
+    declare(
+        Tool::Decks,
+        "Meta decks",
+        "Segment tool: the decks that win in a segment (mine, corpus, a clan's members or up to 50 players) over a window (default: the current season to date), competitive modes by default. Each deck carries its cards, usage_share, STATS and win_rate_low (95% Wilson lower bound, the default order); a duel counts each round as a game. min_battles, min_players, containing and excluding narrow the list; population and excluded say what was counted. Runs under the 18 s heavy-query budget.",
+        (
+            "decks",
+            json!({
+                "type": "array",
+                "description": "{deck_hash, cards[], tower_troop?, avg_elixir, usage_share, win_rate_low, STATS}, sorted.",
+                "items": {
+                    "type": "object",
+                    "required": ["deck_hash", "cards", "tower_troop", "avg_elixir", "usage_share", "win_rate_low", "stats"],
+                    "properties": {
+                        "deck_hash": {"type": "string"},
+                        "cards": {"type": "array", "items": deck_card_schema()},
+                        "tower_troop": {"type": ["object", "null"]},
+                        "avg_elixir": {"type": ["number", "null"]},
+                        "usage_share": {"type": "number"},
+                        "win_rate_low": {"type": ["number", "null"]},
+                        "stats": stats_schema(),
+                    },
                 },
-            },
-        }),
-        true,
-    )];
-    output.extend(common_output());
-    ToolSpec {
-        name: Tool::Cards.name(),
-        group: Group::Battles,
-        title: "Meta cards",
-        description: "Segment tool: how each card (and form) is used and does in a segment (mine, corpus, a clan's members or up to 50 players) over a window (default: the current season to date), competitive modes by default. Each card carries usage_share (of games with a known deck), STATS and win_rate_low (95% Wilson lower bound, the default order); a duel counts each round as a game. population and excluded say what was counted. Runs under the 18 s heavy-query budget.".into(),
-        scope: SCOPE_READ,
-        kinds: Kind::ALL.to_vec(),
-        flags: vec![Flag::W, Flag::S, Flag::Co, Flag::H],
-        params: params(Tool::Cards),
-        compact_drops: None,
-        output,
-        docs: CARDS_DOCS.into(),
-        too_large_hint: "battles_meta_cards({\"limit\": 20}) pages fewer cards; min_battles narrows the list.".into(),
-        handler: handler(|ctx, a| call(ctx, a, Tool::Cards)),
-    }
+            }),
+        ),
+        (
+            DECKS_DOCS,
+            "battles_meta_decks({\"limit\": 10}) pages fewer decks; min_battles or containing narrow the list.",
+        ),
+    )
+}
+
+pub fn meta_cards() -> ToolSpec {
+    declare(
+        Tool::Cards,
+        "Meta cards",
+        "Segment tool: how each card (and form) is used and does in a segment (mine, corpus, a clan's members or up to 50 players) over a window (default: the current season to date), competitive modes by default. Each card carries usage_share (of games with a known deck), STATS and win_rate_low (95% Wilson lower bound, the default order); a duel counts each round as a game. population and excluded say what was counted. Runs under the 18 s heavy-query budget.",
+        (
+            "cards",
+            json!({
+                "type": "array",
+                "description": "{id, name, form, usage_share, win_rate_low, STATS}, one row per card and form, sorted.",
+                "items": {
+                    "type": "object",
+                    "required": ["id", "name", "form", "usage_share", "win_rate_low", "stats"],
+                    "properties": {
+                        "id": {"type": "integer"}, "name": {"type": "string"},
+                        "form": {"type": ["string", "null"]},
+                        "usage_share": {"type": "number"},
+                        "win_rate_low": {"type": ["number", "null"]},
+                        "stats": stats_schema(),
+                    },
+                },
+            }),
+        ),
+        (
+            CARDS_DOCS,
+            "battles_meta_cards({\"limit\": 20}) pages fewer cards; min_battles narrows the list.",
+        ),
+    )
 }
 
 fn population_json(p: &Population) -> Value {
@@ -342,12 +355,7 @@ fn window_json(w: &Window, now: Millis) -> Value {
         "to": iso(to),
         "source": w.source,
         "timezone": w.timezone,
-        "crosses": w.season_rolls().iter().map(|r| json!({
-            "kind": "season",
-            "at": iso(r.at.as_millisecond()),
-            "from_season": r.from_season,
-            "to_season": r.to_season,
-        })).collect::<Vec<_>>(),
+        "crosses": blocks::crosses(w),
     });
     if let Some(s) = season {
         out["season"] = json!({
