@@ -5,7 +5,9 @@
 # single-player tools for the busiest player, and battles_query's first and a deep cursor page.
 # Knobs: PLAYERS (2000), CLANS (200), DAYS (31), RUNS (20), ORDER (player: each player's whole
 # history at once; time: logs read in time order, one read per player every LOG_HOURS (24)),
-# BACKENDS ("sqlite pg"), PG_URL, OUT.
+# OPPONENTS (tracked: every opponent has a log, so each battle arrives from both logs;
+# synthetic: cr-fake's mix, as every figure before this knob), BACKENDS ("sqlite pg"),
+# PG_URL, OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PLAYERS=${PLAYERS:-2000}
@@ -14,6 +16,7 @@ DAYS=${DAYS:-31}
 RUNS=${RUNS:-20}
 ORDER=${ORDER:-player}
 LOG_HOURS=${LOG_HOURS:-24}
+OPPONENTS=${OPPONENTS:-tracked}
 BACKENDS=${BACKENDS:-"sqlite pg"}
 PG_URL=${PG_URL:-postgres://postgres@127.0.0.1:5432}
 OUT=${OUT:-target/bench/meta-$(date -u +%Y%m%dT%H%M%SZ)}
@@ -31,7 +34,7 @@ for backend in $BACKENDS; do
     *) echo "unknown backend $backend" >&2; exit 2 ;;
   esac
   ./target/release/loadgen meta --database-url "$url" --players "$PLAYERS" --clans "$CLANS" --days "$DAYS" \
-    --order "$ORDER" --log-hours "$LOG_HOURS" --runs "$RUNS" > "$OUT/$backend.json" 2> "$OUT/$backend.log"
+    --order "$ORDER" --log-hours "$LOG_HOURS" --opponents "$OPPONENTS" --runs "$RUNS" > "$OUT/$backend.json" 2> "$OUT/$backend.log"
   cat "$OUT/$backend.json"
   if [ "$backend" = pg ]; then psql "$PG_URL/postgres" -qc "DROP DATABASE $db"; fi
   if [ "$backend" = sqlite ]; then ls -l "$OUT"/meta.db >> "$OUT/sqlite.log"; rm -f "$OUT"/meta.db*; fi

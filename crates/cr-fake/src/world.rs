@@ -22,6 +22,10 @@ pub struct WorldConfig {
     /// the game's 50-member cap, at most one per player (some may then stay empty)
     /// ([`WorldConfig::with_clans`]).
     pub clans: Option<u32>,
+    /// Every opponent (and 2v2 partner) a tracked player, so each battle is in at least two
+    /// tracked logs (the ingest benchmark's dedupe); off by default: most opponents are
+    /// synthetic, as for a recorder of a few clans ([`WorldConfig::with_tracked_opponents`]).
+    pub tracked_opponents: bool,
 }
 
 impl WorldConfig {
@@ -40,7 +44,16 @@ impl WorldConfig {
             days,
             end_millis,
             clans: None,
+            tracked_opponents: false,
         }
+    }
+
+    /// The same config with every opponent a tracked player (see
+    /// [`WorldConfig::tracked_opponents`]). The other draws are unchanged: a battle keeps its
+    /// type, time, owner's deck and result, and only its synthetic slots are filled.
+    pub fn with_tracked_opponents(mut self) -> WorldConfig {
+        self.tracked_opponents = true;
+        self
     }
 
     /// The same config with `clans` tracked clans (checked by [`World::generate`]).

@@ -57,9 +57,13 @@ impl Default for ServeConfig {
                     global_concurrency: 64,
                     lease: Duration::from_secs(120),
                 },
-                // Elixir's own statement timeout, below the doors' 25 s tool deadline.
+                // Elixir's own statement timeout, below the doors' 25 s tool deadline, and a
+                // larger SQLite page cache: the record's indexes take writes all over a
+                // multi-gigabyte file (16 connections × 8 MiB at the most; docs/benchmarks.md,
+                // "Ingest from both logs").
                 db: PoolSettings {
                     statement_timeout: Duration::from_secs(23),
+                    sqlite_cache_kib: 8 * 1024,
                     ..server.db
                 },
                 ..server

@@ -1,7 +1,7 @@
 //! `loadgen meta`: the benchmark of Elixir's heavy tools (docs/benchmarks.md, "Elixir meta
 //! tools"). It fills a fresh database from cr-fake's generated world — every tracked player's
-//! battle history from their own log (a battle between two tracked players arrives from both
-//! logs), by default each player's whole history at once (a backfill), or in time order as a
+//! battle history from their own log (by default every opponent is tracked too, so each battle
+//! arrives from both logs; `--opponents synthetic` keeps cr-fake's mix), by default each player's whole history at once (a backfill), or in time order as a
 //! recorder reads it (`--order time`: each player's log once per `--log-hours`); their profiles
 //! and the clans' member lists — through the store's own ingest path, measuring ingest
 //! battles/s; then calls `battles_meta_decks` and
@@ -68,6 +68,12 @@ pub struct MetaArgs {
     /// With `--order time`: the hours between two reads of one player's log.
     #[arg(long, default_value_t = 24)]
     log_hours: u32,
+    /// Who the opponents are: `tracked` (every opponent and 2v2 partner is one of the
+    /// world's tracked players, so each battle arrives from both logs and the ingest
+    /// dedupes it, as the benchmark asks) or `synthetic` (cr-fake's default mix: most
+    /// opponents have no log; every figure recorded before this flag).
+    #[arg(long, value_enum, default_value_t = Opponents::Tracked)]
+    opponents: Opponents,
     /// Calls per measured case.
     #[arg(long, default_value_t = 20)]
     runs: usize,
@@ -80,6 +86,13 @@ pub struct MetaArgs {
     /// Skip the fill (measure the queries on a database filled before).
     #[arg(long)]
     no_fill: bool,
+}
+
+/// Whether the world's opponents have logs of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Opponents {
+    Tracked,
+    Synthetic,
 }
 
 /// How the fill hands battles to the store.
@@ -227,6 +240,9 @@ pub async fn run(args: MetaArgs) -> anyhow::Result<()> {
     if args.clans > 0 {
         world_config = world_config.with_clans(args.clans);
     }
+    if args.opponents == Opponents::Tracked {
+        world_config = world_config.with_tracked_opponents();
+    }
     let world = World::generate(world_config).map_err(|e| anyhow!("{e}"))?;
     let generated_s = started.elapsed().as_secs_f64();
     eprintln!(
@@ -281,6 +297,7 @@ pub async fn run(args: MetaArgs) -> anyhow::Result<()> {
             "battles_per_s": round(new_battles_total as f64 / ingest_s),
             "observations_per_s": round(observations as f64 / ingest_s),
             "order": args.order.as_str(),
+            "opponents": format!("{:?}", args.opponents).to_lowercase(),
             "ingest_calls": calls,
             "fill_seconds": round(t.elapsed().as_secs_f64()),
         });

@@ -281,10 +281,7 @@ mod tests {
     async fn pool_use_reads_the_pool_of_a_db() {
         let settings = sqlkit::PoolSettings {
             max_connections: 4,
-            acquire_timeout: std::time::Duration::from_secs(5),
-            statement_timeout: std::time::Duration::from_secs(5),
-            lock_timeout: std::time::Duration::from_secs(5),
-            query_timeout: std::time::Duration::from_secs(5),
+            ..crate::DEFAULT_POOL
         };
         let db = sqlkit::Db::open("sqlite::memory:", &settings)
             .await

@@ -154,10 +154,7 @@ mod tests {
     fn settings() -> PoolSettings {
         PoolSettings {
             max_connections: 2,
-            acquire_timeout: Duration::from_secs(5),
-            statement_timeout: Duration::from_secs(5),
-            lock_timeout: Duration::from_secs(5),
-            query_timeout: Duration::from_secs(5),
+            ..PoolSettings::for_tests()
         }
     }
 

@@ -39,7 +39,18 @@ pub struct PoolSettings {
     /// ([`crate::BudgetedRead`]) wait for their own budget instead. SQLite needs none: its
     /// waits are bounded by the busy timeout and nothing stands between it and the disk.
     pub query_timeout: Duration,
+    /// SQLite only: the page cache of each pooled connection, in KiB (`PRAGMA cache_size`;
+    /// SQLite's own default is about 2 MiB). It fills only with pages a connection reads, so
+    /// a small database costs no more than its size.
+    pub sqlite_cache_kib: u32,
 }
+
+/// `PRAGMA wal_autocheckpoint` of every SQLite file: the WAL is checkpointed into the database
+/// once it holds this many pages (40 MiB of 4 KiB pages) instead of SQLite's 1,000. A page a
+/// write touches again before the checkpoint is then copied back once, not once per 4 MiB
+/// of WAL: a record ingest that updates index pages all over the file spent an eighth of its
+/// time in checkpoints at the default (docs/benchmarks.md, "Ingest from both logs").
+pub const SQLITE_WAL_AUTOCHECKPOINT_PAGES: u32 = 10_000;
 
 #[cfg(test)]
 impl PoolSettings {
@@ -51,18 +62,30 @@ impl PoolSettings {
             statement_timeout: Duration::from_secs(5),
             lock_timeout: Duration::from_secs(5),
             query_timeout: Duration::from_secs(5),
+            sqlite_cache_kib: 2_048,
         }
     }
 }
 
 /// Opens (creating if missing) the SQLite database at `url`, e.g. `sqlite://app.db` or
-/// `sqlite::memory:`: WAL journal, foreign keys on, `statement_timeout` as the busy timeout.
+/// `sqlite::memory:`: WAL journal checkpointed every [`SQLITE_WAL_AUTOCHECKPOINT_PAGES`],
+/// foreign keys on, `statement_timeout` as the busy timeout, `sqlite_cache_kib` of page cache
+/// per connection.
 pub async fn open_sqlite(url: &str, settings: &PoolSettings) -> Result<SqlitePool, DbFailure> {
     let connect = SqliteConnectOptions::from_str(url)?
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
         .foreign_keys(true)
-        .busy_timeout(settings.statement_timeout);
+        .busy_timeout(settings.statement_timeout)
+        // negative: KiB rather than pages
+        .pragma(
+            "cache_size",
+            format!("-{}", settings.sqlite_cache_kib.max(64)),
+        )
+        .pragma(
+            "wal_autocheckpoint",
+            SQLITE_WAL_AUTOCHECKPOINT_PAGES.to_string(),
+        );
     // No liveness ping when a connection leaves the pool: it costs a round trip per statement,
     // and a dead connection fails its first statement anyway (the caller answers 503, sqlx
     // drops the connection).
@@ -129,6 +152,7 @@ mod tests {
         statement_timeout: Duration::from_millis(1500),
         lock_timeout: Duration::from_millis(250),
         query_timeout: Duration::from_secs(5),
+        sqlite_cache_kib: 2_048,
     };
 
     #[test]
@@ -175,6 +199,15 @@ mod tests {
         assert_eq!(pragma::<String>(&pool, "journal_mode").await, "wal");
         assert_eq!(pragma::<i64>(&pool, "foreign_keys").await, 1);
         assert_eq!(pragma::<i64>(&pool, "busy_timeout").await, 1500);
+        assert_eq!(pragma::<i64>(&pool, "wal_autocheckpoint").await, 10_000);
+        // in KiB, written negative
+        assert_eq!(pragma::<i64>(&pool, "cache_size").await, -2_048);
+        let larger = PoolSettings {
+            sqlite_cache_kib: 8 * 1024,
+            ..SETTINGS
+        };
+        let pool = open_sqlite(&url, &larger).await.unwrap();
+        assert_eq!(pragma::<i64>(&pool, "cache_size").await, -8 * 1024);
     }
 
     #[tokio::test]

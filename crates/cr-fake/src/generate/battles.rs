@@ -43,6 +43,8 @@ pub(super) fn make_battles(world: &mut World) {
                 .push(u32::try_from(i).unwrap_or(0));
         }
     }
+    let mut active: Vec<u32> = by_league.values().flatten().copied().collect();
+    active.sort_unstable();
     let player_count = u32::try_from(world.players.len()).unwrap_or(1);
     for owner in 0..player_count {
         let activity = world.players[owner as usize].activity;
@@ -69,11 +71,14 @@ pub(super) fn make_battles(world: &mut World) {
                     continue;
                 }
                 ctx.clan = world.membership_at(owner, t).map(|m| m.clan);
-                let Some(battle) =
+                let Some(mut battle) =
                     draw_battle(world, &clan_pool, &by_league, &mut dice, owner, t, &mut ctx)
                 else {
                     continue;
                 };
+                if config.tracked_opponents {
+                    track_opponents(world, &active, &mut battle);
+                }
                 let mut key = [u32::MAX; 4];
                 let mut tracked: Vec<u32> = battle.tracked().collect();
                 tracked.sort_unstable();
@@ -105,6 +110,31 @@ pub(super) fn make_battles(world: &mut World) {
     replay_trophies(&world.players, &mut battles);
     world.battles = battles;
     world.by_player = by_player;
+}
+
+/// Fills the battle's synthetic slots with active tracked players not already in it, from a
+/// stream of their own (the world's other draws stay as they are). A slot stays synthetic
+/// when eight draws find no one free (a world of one or two players).
+fn track_opponents(world: &World, active: &[u32], battle: &mut Battle) {
+    let mut dice = Dice::new(
+        world.config.seed,
+        &[11, u64::from(battle.seed), battle.time_millis as u64],
+    );
+    for slot in 0..battle.slots.len() {
+        if battle.slots[slot].is_empty() || battle.slots[slot].player().is_some() {
+            continue;
+        }
+        for _ in 0..8 {
+            let Some(&other) = dice.pick(active) else {
+                return;
+            };
+            if battle.tracked().all(|p| p != other) {
+                let deck = ladder_deck(world, other, battle.time_millis);
+                battle.slots[slot] = Participant::tracked(other, deck);
+                break;
+            }
+        }
+    }
 }
 
 /// Battle instants for one game day: one to three sessions, a battle every 2½–5½ minutes.
@@ -413,5 +443,34 @@ mod tests {
             let sum0: u8 = rounds.iter().map(|r| r.0).sum();
             assert_eq!(battle.crowns[0], sum0);
         }
+    }
+
+    #[test]
+    fn tracked_opponents_fill_only_the_synthetic_slots() {
+        let config = crate::WorldConfig::new(3, 40, 6, 1_767_225_600_000);
+        let plain = World::generate(config).expect("world");
+        let both = World::generate(config.with_tracked_opponents()).expect("world");
+        // The same battles, drawn the same way; only who sits in the synthetic slots differs.
+        assert_eq!(plain.battles.len(), both.battles.len());
+        let mut filled = 0;
+        for (a, b) in plain.battles.iter().zip(&both.battles) {
+            assert_eq!(
+                (a.time_millis, a.kind, a.winner),
+                (b.time_millis, b.kind, b.winner)
+            );
+            for (x, y) in a.slots.iter().zip(&b.slots) {
+                if x.player().is_some() || x.is_empty() {
+                    assert_eq!(x.player(), y.player());
+                } else {
+                    assert!(y.player().is_some(), "a synthetic slot is filled");
+                    filled += 1;
+                }
+            }
+            // every battle is in the logs of both of its sides
+            assert!(b.side_of(b.slots[0].player().expect("owner")).is_some());
+            let sides: Vec<usize> = b.tracked().filter_map(|p| b.side_of(p)).collect();
+            assert!(sides.contains(&0) && sides.contains(&1), "{b:?}");
+        }
+        assert!(filled > 0);
     }
 }

@@ -32,6 +32,7 @@ const SHORT: PoolSettings = PoolSettings {
     statement_timeout: Duration::from_millis(300),
     lock_timeout: Duration::from_millis(300),
     query_timeout: Duration::from_secs(1),
+    sqlite_cache_kib: 2_048,
 };
 
 /// A database fault a test stages and ends.
