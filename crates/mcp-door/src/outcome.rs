@@ -9,6 +9,8 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 pub use http::Extensions;
 use rmcp::model::{CallToolResult, ContentBlock, ResultType};
 use serde_json::{Map, Value};
@@ -90,15 +92,17 @@ impl From<CallToolResult> for CallOutcome {
 
 /// What [`crate::tool_json`] answers for a value (its JSON as the text block and as
 /// `structuredContent`), serialized once: a product that answers the same value many times
-/// keeps this and hands it back with [`CallOutcome::prepared`], so sending it again costs a
-/// copy of its bytes, not a JSON rendering. The door writes exactly the bytes the
-/// `tool_json` result would serialize to under each protocol revision.
+/// keeps this and hands it back with [`CallOutcome::prepared`], so sending it again costs
+/// neither a JSON rendering nor a copy: the response body is a few chunks, the request's own
+/// envelope around these bytes, shared (reference-counted) with the product's cache. The door
+/// writes exactly the bytes the `tool_json` result would serialize to under each protocol
+/// revision.
 #[derive(Debug)]
 pub struct PreparedResult {
     /// rmcp's serialization of the text block, `{"type":"text","text":"…"}`.
-    content: Box<[u8]>,
+    content: Bytes,
     /// The value, compact (what `structuredContent` serializes to).
-    structured: Box<[u8]>,
+    structured: Bytes,
 }
 
 impl PreparedResult {
@@ -108,8 +112,8 @@ impl PreparedResult {
         let text = String::from_utf8_lossy(&structured).into_owned();
         let content = serde_json::to_vec(&ContentBlock::text(text))?;
         Ok(Self {
-            content: content.into_boxed_slice(),
-            structured: structured.into_boxed_slice(),
+            content: Bytes::from(content),
+            structured: Bytes::from(structured),
         })
     }
 
@@ -118,34 +122,36 @@ impl PreparedResult {
         self.content.len() + self.structured.len()
     }
 
-    /// The JSON-RPC response carrying it: `resultType` only in the stateless revision and
-    /// `structuredContent` only from 2025-06-18 on, in rmcp's field order (`resultType`,
-    /// `content`, `structuredContent`, `isError`), as [`crate::door`]'s revision rules leave a
-    /// `tool_json` result.
+    /// The JSON-RPC response carrying it, as the chunks of a body: `resultType` only in the
+    /// stateless revision and `structuredContent` only from 2025-06-18 on, in rmcp's field
+    /// order (`resultType`, `content`, `structuredContent`, `isError`), as [`crate::door`]'s
+    /// revision rules leave a `tool_json` result. The two large chunks are this result's own
+    /// bytes, not copies.
     pub(crate) fn response(
         &self,
         id: &Value,
         result_type: bool,
         structured: bool,
-    ) -> Result<Vec<u8>, serde_json::Error> {
-        let mut out = Vec::with_capacity(self.size() + 128);
-        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-        serde_json::to_writer(&mut out, id)?;
-        out.extend_from_slice(b",\"result\":{");
+    ) -> Result<Vec<Bytes>, serde_json::Error> {
+        let mut head = Vec::with_capacity(96);
+        head.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        serde_json::to_writer(&mut head, id)?;
+        head.extend_from_slice(b",\"result\":{");
         if result_type {
-            out.extend_from_slice(b"\"resultType\":");
-            serde_json::to_writer(&mut out, &ResultType::COMPLETE)?;
-            out.push(b',');
+            head.extend_from_slice(b"\"resultType\":");
+            serde_json::to_writer(&mut head, &ResultType::COMPLETE)?;
+            head.push(b',');
         }
-        out.extend_from_slice(b"\"content\":[");
-        out.extend_from_slice(&self.content);
-        out.push(b']');
+        head.extend_from_slice(b"\"content\":[");
+        let mut chunks = vec![Bytes::from(head), self.content.clone()];
         if structured {
-            out.extend_from_slice(b",\"structuredContent\":");
-            out.extend_from_slice(&self.structured);
+            chunks.push(Bytes::from_static(b"],\"structuredContent\":"));
+            chunks.push(self.structured.clone());
+            chunks.push(Bytes::from_static(b",\"isError\":false}}"));
+        } else {
+            chunks.push(Bytes::from_static(b"],\"isError\":false}}"));
         }
-        out.extend_from_slice(b",\"isError\":false}}");
-        Ok(out)
+        Ok(chunks)
     }
 }
 

@@ -952,36 +952,30 @@ async fn write_fresh(
         .filter(|id| !new_ids.contains(*id))
         .collect();
     // Locked (PostgreSQL) before anything reads their other observations, so two logs that
-    // re-sight one battle at once take turns.
+    // re-sight one battle at once take turns. With each body comes whether another observer
+    // already decided the battle (the population's rollup counts a battle decided once): a
+    // lookup of its observations by `battle_id`, per battle, so the plan is that index's on
+    // both backends whatever the statistics say (an `IN (…)` list over the observations
+    // was planned as a full scan by a PostgreSQL that had not analyzed them yet).
     let lock = tx.backend().row_lock();
-    let stored: HashMap<String, String> = batch::keyed(
+    let mut stored: HashMap<String, String> = HashMap::new();
+    let mut decided_before: HashSet<String> = HashSet::new();
+    for r in batch::keyed(
         tx,
-        "SELECT battle_id, body FROM battles WHERE battle_id IN (",
+        "SELECT b.battle_id, b.body, EXISTS (SELECT 1 FROM battle_players d \
+         WHERE d.battle_id = b.battle_id AND d.outcome IN ('win', 'loss')) AS decided \
+         FROM battles b WHERE b.battle_id IN (",
         &format!("){lock}"),
         &resighted,
     )
     .await?
-    .iter()
-    .map(|r| Ok((r.text("battle_id")?, r.text("body")?)))
-    .collect::<Result<_, StoreError>>()?;
-    // Re-sighted battles another observer already decided (the population's rollup counts a
-    // battle decided once).
-    let deciding: Vec<&str> = fresh
-        .iter()
-        .filter(|b| !new_ids.contains(&b.battle_id) && decides(b.observer.outcome.as_deref()))
-        .map(|b| b.battle_id.as_str())
-        .collect();
-    let decided_before: HashSet<String> = batch::keyed(
-        tx,
-        "SELECT DISTINCT battle_id FROM battle_players WHERE outcome IN ('win', 'loss') \
-         AND battle_id IN (",
-        ")",
-        &deciding,
-    )
-    .await?
-    .iter()
-    .map(|r| r.text("battle_id"))
-    .collect::<Result<_, _>>()?;
+    {
+        let id = r.text("battle_id")?;
+        if r.flag("decided")? {
+            decided_before.insert(id.clone());
+        }
+        stored.insert(id, r.text("body")?);
+    }
     let observed: HashSet<String> = batch::values(
         tx,
         "INSERT INTO battle_players (player_tag, battle_id, battle_time, mode, game_mode_id, \

@@ -123,9 +123,9 @@ pub(super) fn outcome_answer(
 ) -> Answer {
     let label = outcome.error_label();
     if let Some(prepared) = outcome.prepared {
-        // Serialized before: the response is a copy of its bytes.
+        // Serialized before: the response is its bytes, shared, inside this request's envelope.
         let reply = match version.prepared_response(&prepared, id) {
-            Ok(body) => Reply::serialized(body),
+            Ok(chunks) => Reply::chunks(chunks),
             Err(e) => {
                 tracing::error!(error = %e, "prepared tool result did not serialize");
                 Reply::internal(inner.presenter.internal_error_status(), id, request_id)

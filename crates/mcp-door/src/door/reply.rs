@@ -2,6 +2,8 @@
 //! finishing: request id, the admission permit riding the body until it is sent (an event
 //! stream's body shares it with the task writing the stream).
 
+use std::collections::VecDeque;
+
 use axum::response::{IntoResponse, Response};
 use http::{HeaderName, HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
@@ -21,6 +23,8 @@ use crate::jsonrpc;
 pub(super) enum Payload {
     Value(Value),
     Bytes(Vec<u8>),
+    /// A body written as these chunks, in order (a prepared result inside its envelope).
+    Chunks(Vec<bytes::Bytes>),
     Stream(SseStream),
 }
 
@@ -53,6 +57,16 @@ impl Reply {
         Self {
             status: StatusCode::OK,
             body: Some(Payload::Bytes(body)),
+            headers: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// A 200 JSON answer whose body is `chunks`, in order, none of them copied.
+    pub(super) fn chunks(chunks: Vec<bytes::Bytes>) -> Self {
+        Self {
+            status: StatusCode::OK,
+            body: Some(Payload::Chunks(chunks)),
             headers: Vec::new(),
             error: None,
         }
@@ -188,17 +202,19 @@ pub(super) fn finish(reply: Reply, request_id: Uuid, permit: Option<Permit>) -> 
             )
         }
         Some(body) => {
-            let bytes = match body {
-                Payload::Value(v) => v.to_string().into_bytes(),
-                Payload::Bytes(b) => b,
-                Payload::Stream(_) => Vec::new(),
+            let chunks: VecDeque<bytes::Bytes> = match body {
+                Payload::Value(v) => [bytes::Bytes::from(v.to_string())].into(),
+                Payload::Bytes(b) => [bytes::Bytes::from(b)].into(),
+                Payload::Chunks(chunks) => chunks.into(),
+                Payload::Stream(_) => VecDeque::new(),
             };
-            let len = bytes.len();
+            let len = chunks.iter().map(bytes::Bytes::len).sum();
             let response = (
                 reply.status,
                 [(header::CONTENT_TYPE, "application/json")],
                 axum::body::Body::new(HoldBody {
-                    inner: http_body_util::Full::new(bytes::Bytes::from(bytes)),
+                    chunks,
+                    left: len as u64,
                     _permit: permit,
                 }),
             )
@@ -219,11 +235,14 @@ pub(super) fn finish(reply: Reply, request_id: Uuid, permit: Option<Permit>) -> 
     (response, sent)
 }
 
-/// A response body that keeps the request's admission permit until the body has been sent
-/// (or the connection dropped): an admitted request holds its slot until its response is
-/// complete.
+/// A response body of known length, written as its chunks (one, or a prepared result inside
+/// its envelope: hyper writes them to the socket as they are, so none is copied here), that
+/// keeps the request's admission permit until the body has been sent (or the connection
+/// dropped): an admitted request holds its slot until its response is complete.
 struct HoldBody {
-    inner: http_body_util::Full<bytes::Bytes>,
+    chunks: VecDeque<bytes::Bytes>,
+    /// Bytes not yet handed over (the exact size hint, so the response has a Content-Length).
+    left: u64,
     _permit: Option<Permit>,
 }
 
@@ -233,17 +252,26 @@ impl http_body::Body for HoldBody {
 
     fn poll_frame(
         mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
+        _cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+        let next = loop {
+            match self.chunks.pop_front() {
+                Some(chunk) if chunk.is_empty() => continue,
+                next => break next,
+            }
+        };
+        if let Some(chunk) = &next {
+            self.left -= chunk.len() as u64;
+        }
+        std::task::Poll::Ready(next.map(|chunk| Ok(http_body::Frame::data(chunk))))
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        self.left == 0
     }
 
     fn size_hint(&self) -> http_body::SizeHint {
-        self.inner.size_hint()
+        http_body::SizeHint::with_exact(self.left)
     }
 }
 

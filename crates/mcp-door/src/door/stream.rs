@@ -153,6 +153,8 @@ async fn drive(
     let answer = answer(&run, joined);
     let message = match answer.reply.body {
         Some(Payload::Bytes(b)) => b,
+        // one event: the answer is written whole (a stream is the rare case)
+        Some(Payload::Chunks(chunks)) => chunks.concat(),
         Some(Payload::Value(v)) => v.to_string().into_bytes(),
         Some(Payload::Stream(_)) | None => Vec::new(),
     };

@@ -109,13 +109,14 @@ impl Version {
             .then_some(rmcp::model::ResultType::COMPLETE);
     }
 
-    /// The response of a prepared tool result under this revision: the bytes `call_result`
-    /// and serialization make of the `tool_json` result it was prepared from.
+    /// The response of a prepared tool result under this revision, as the chunks of a body:
+    /// the bytes `call_result` and serialization make of the `tool_json` result it was
+    /// prepared from.
     pub(crate) fn prepared_response(
         self,
         prepared: &crate::outcome::PreparedResult,
         id: &Value,
-    ) -> Result<Vec<u8>, serde_json::Error> {
+    ) -> Result<Vec<bytes::Bytes>, serde_json::Error> {
         prepared.response(id, self.is_stateless(), self.has_2025_06_18())
     }
 
@@ -217,7 +218,11 @@ mod tests {
                     result: &result,
                 })
                 .unwrap();
-                let sent = version.prepared_response(&prepared, &id).unwrap();
+                let chunks = version.prepared_response(&prepared, &id).unwrap();
+                // the large chunks are the prepared bytes themselves, not copies
+                let again = version.prepared_response(&prepared, &id).unwrap();
+                assert_eq!(chunks[1].as_ptr(), again[1].as_ptr(), "{version:?}");
+                let sent = chunks.concat();
                 assert_eq!(
                     String::from_utf8(sent).unwrap(),
                     String::from_utf8(expected).unwrap(),
