@@ -38,7 +38,7 @@ pub const DEFAULT_POOL: PoolSettings = PoolSettings {
     statement_timeout: Duration::from_secs(10),
     lock_timeout: Duration::from_secs(5),
     query_timeout: Duration::from_secs(6),
-    sqlite_cache_kib: 2_048,
+    sqlite_cache_kib: sqlkit::SQLITE_DEFAULT_CACHE_KIB,
 };
 
 /// The part of a server's configuration every product has.

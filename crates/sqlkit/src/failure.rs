@@ -107,7 +107,7 @@ mod tests {
         statement_timeout: Duration::from_secs(5),
         lock_timeout: Duration::from_secs(5),
         query_timeout: Duration::from_secs(5),
-        sqlite_cache_kib: 2_048,
+        sqlite_cache_kib: crate::pool::SQLITE_DEFAULT_CACHE_KIB,
     };
 
     async fn memory() -> SqlitePool {

@@ -26,4 +26,7 @@ pub use db::{Arg, Backend, Conn, Db, Done, Row, Runner, Statement, Tx, backend_o
 pub use failure::DbFailure;
 pub use lifecycle::{Lifecycle, OpenError, PoolUse, Schema, open_migrated};
 pub use migrate::Embedded;
-pub use pool::{PoolSettings, open_postgres, open_sqlite};
+pub use pool::{
+    PoolSettings, SQLITE_DEFAULT_CACHE_KIB, SQLITE_WAL_AUTOCHECKPOINT_PAGES, open_postgres,
+    open_sqlite,
+};

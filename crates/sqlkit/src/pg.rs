@@ -200,7 +200,7 @@ mod tests {
         statement_timeout: Duration::from_secs(5),
         lock_timeout: Duration::from_secs(5),
         query_timeout: Duration::from_millis(300),
-        sqlite_cache_kib: 2_048,
+        sqlite_cache_kib: crate::pool::SQLITE_DEFAULT_CACHE_KIB,
     };
 
     /// Generous against a loaded machine, far below the server's 5 s statement timeout.

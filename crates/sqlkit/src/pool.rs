@@ -40,10 +40,13 @@ pub struct PoolSettings {
     /// waits are bounded by the busy timeout and nothing stands between it and the disk.
     pub query_timeout: Duration,
     /// SQLite only: the page cache of each pooled connection, in KiB (`PRAGMA cache_size`;
-    /// SQLite's own default is about 2 MiB). It fills only with pages a connection reads, so
-    /// a small database costs no more than its size.
+    /// [`SQLITE_DEFAULT_CACHE_KIB`] unless a product needs more). It fills only with pages a
+    /// connection reads, so a small database costs no more than its size.
     pub sqlite_cache_kib: u32,
 }
+
+/// About SQLite's own default page cache (2,000 KiB), in [`PoolSettings::sqlite_cache_kib`].
+pub const SQLITE_DEFAULT_CACHE_KIB: u32 = 2_048;
 
 /// `PRAGMA wal_autocheckpoint` of every SQLite file: the WAL is checkpointed into the database
 /// once it holds this many pages (40 MiB of 4 KiB pages) instead of SQLite's 1,000. A page a
@@ -62,7 +65,7 @@ impl PoolSettings {
             statement_timeout: Duration::from_secs(5),
             lock_timeout: Duration::from_secs(5),
             query_timeout: Duration::from_secs(5),
-            sqlite_cache_kib: 2_048,
+            sqlite_cache_kib: SQLITE_DEFAULT_CACHE_KIB,
         }
     }
 }
@@ -78,10 +81,7 @@ pub async fn open_sqlite(url: &str, settings: &PoolSettings) -> Result<SqlitePoo
         .foreign_keys(true)
         .busy_timeout(settings.statement_timeout)
         // negative: KiB rather than pages
-        .pragma(
-            "cache_size",
-            format!("-{}", settings.sqlite_cache_kib.max(64)),
-        )
+        .pragma("cache_size", format!("-{}", settings.sqlite_cache_kib))
         .pragma(
             "wal_autocheckpoint",
             SQLITE_WAL_AUTOCHECKPOINT_PAGES.to_string(),
@@ -152,7 +152,7 @@ mod tests {
         statement_timeout: Duration::from_millis(1500),
         lock_timeout: Duration::from_millis(250),
         query_timeout: Duration::from_secs(5),
-        sqlite_cache_kib: 2_048,
+        sqlite_cache_kib: SQLITE_DEFAULT_CACHE_KIB,
     };
 
     #[test]

@@ -32,7 +32,7 @@ const SHORT: PoolSettings = PoolSettings {
     statement_timeout: Duration::from_millis(300),
     lock_timeout: Duration::from_millis(300),
     query_timeout: Duration::from_secs(1),
-    sqlite_cache_kib: 2_048,
+    sqlite_cache_kib: sqlkit::SQLITE_DEFAULT_CACHE_KIB,
 };
 
 /// A database fault a test stages and ends.

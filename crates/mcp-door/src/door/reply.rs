@@ -22,8 +22,8 @@ use crate::jsonrpc;
 /// straight from its struct), or a tool call's event stream ([`super::stream`]).
 pub(super) enum Payload {
     Value(Value),
-    Bytes(Vec<u8>),
-    /// A body written as these chunks, in order (a prepared result inside its envelope).
+    /// A serialized body, as chunks written in order (one, or a prepared result inside its
+    /// envelope).
     Chunks(Vec<bytes::Bytes>),
     Stream(SseStream),
 }
@@ -56,7 +56,7 @@ impl Reply {
     pub(super) fn serialized(body: Vec<u8>) -> Self {
         Self {
             status: StatusCode::OK,
-            body: Some(Payload::Bytes(body)),
+            body: Some(Payload::Chunks(vec![bytes::Bytes::from(body)])),
             headers: Vec::new(),
             error: None,
         }
@@ -204,7 +204,6 @@ pub(super) fn finish(reply: Reply, request_id: Uuid, permit: Option<Permit>) -> 
         Some(body) => {
             let chunks: VecDeque<bytes::Bytes> = match body {
                 Payload::Value(v) => [bytes::Bytes::from(v.to_string())].into(),
-                Payload::Bytes(b) => [bytes::Bytes::from(b)].into(),
                 Payload::Chunks(chunks) => chunks.into(),
                 Payload::Stream(_) => VecDeque::new(),
             };

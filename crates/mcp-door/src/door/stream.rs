@@ -152,7 +152,6 @@ async fn drive(
     }
     let answer = answer(&run, joined);
     let message = match answer.reply.body {
-        Some(Payload::Bytes(b)) => b,
         // one event: the answer is written whole (a stream is the rare case)
         Some(Payload::Chunks(chunks)) => chunks.concat(),
         Some(Payload::Value(v)) => v.to_string().into_bytes(),

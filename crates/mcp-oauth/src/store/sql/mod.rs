@@ -68,7 +68,7 @@ impl SqlStore {
         statement_timeout: std::time::Duration::from_secs(5),
         lock_timeout: std::time::Duration::from_secs(5),
         query_timeout: std::time::Duration::from_secs(6),
-        sqlite_cache_kib: 2_048,
+        sqlite_cache_kib: sqlkit::SQLITE_DEFAULT_CACHE_KIB,
     };
 
     /// Opens the database `url` names: `postgres://…` / `postgresql://…` on PostgreSQL,
