@@ -4,20 +4,22 @@
 #   bash bench/elixir-path.sh            # builds target/release/{elixir,loadgen} first
 #   ELIXIR_BIN=/path/to/elixir SKIP_BUILD=1 bash bench/elixir-path.sh
 #
-# On a fresh PostgreSQL database: an admin account and one agent door, the card catalogue read
+# On a fresh PostgreSQL database (BACKEND=pg) or SQLite file (BACKEND=sqlite): an admin account and one agent door, the card catalogue read
 # once from a loopback copy of the shared /cards fixture (`elixir cards refresh`), then
 # `elixir serve` with admission and the hourly rate raised and `loadgen run` driving TOOL
 # (cards_catalog, or game_clock) over the agent's service key at each client count, reporting
 # requests/s, latency and the server's (and PostgreSQL's) CPU per request. Agents are capped at
 # the leader tier's 2,000 calls a day, so the bench database disarms the daily quota with a
 # trigger that keeps every day counter at 1 (the same statements run; only the count differs).
+# On PostgreSQL it also counts the database's transactions per call (round trips).
 #
-# Knobs (environment): TOOL (cards_catalog), CLIENTS ("8 64"), DURATION (s, 15), WARMUP (s, 3),
+# Knobs (environment): BACKEND (pg or sqlite, pg), TOOL (cards_catalog), CLIENTS ("8 64"), DURATION (s, 15), WARMUP (s, 3),
 # PG_URL (postgres://postgres@127.0.0.1:5432), PG_ADMIN_DB (postgres), PG_POOL (16), NAME
 # (label of the runs, "run"), OUT (results directory, target/bench/elixir-<timestamp>),
 # ELIXIR_BIN / LOADGEN_BIN (the binaries), SKIP_BUILD (1: do not build).
 set -euo pipefail
 
+BACKEND=${BACKEND:-pg}
 TOOL=${TOOL:-cards_catalog}
 CLIENTS=${CLIENTS:-"8 64"}
 DURATION=${DURATION:-15}
@@ -52,10 +54,12 @@ trap cleanup EXIT
 log() { printf '\n== %s\n' "$*" >&2; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-psql -q "$PG_URL/$PG_ADMIN_DB" -c "CREATE DATABASE \"$DB\"" >/dev/null
-URL=$PG_URL/$DB
-"$EX" --database-url "$URL" migrate >/dev/null
-psql -q "$URL" >/dev/null <<'SQL'
+case $BACKEND in
+    pg)
+        psql -q "$PG_URL/$PG_ADMIN_DB" -c "CREATE DATABASE \"$DB\"" >/dev/null
+        URL=$PG_URL/$DB
+        "$EX" --database-url "$URL" migrate >/dev/null
+        psql -q "$URL" >/dev/null <<'SQL'
 CREATE FUNCTION bench_no_daily_quota() RETURNS trigger AS $$
 BEGIN
     IF NEW.window_kind = 'day' THEN NEW.count := 1; END IF;
@@ -64,6 +68,21 @@ END $$ LANGUAGE plpgsql;
 CREATE TRIGGER bench_no_daily_quota BEFORE UPDATE ON usage_counters
     FOR EACH ROW EXECUTE FUNCTION bench_no_daily_quota();
 SQL
+        CPU_NAMES=(--cpu-name postgres)
+        ;;
+    sqlite)
+        # On the build disk, not /tmp (often tmpfs, where SQLite's fsync would be free).
+        URL=sqlite://$WORK/elixir.db
+        "$EX" --database-url "$URL" migrate >/dev/null
+        sqlite3 "$WORK/elixir.db" <<'SQL'
+CREATE TRIGGER bench_no_daily_quota AFTER UPDATE ON usage_counters
+    FOR EACH ROW WHEN NEW.window_kind = 'day' AND NEW.count <> 1
+    BEGIN UPDATE usage_counters SET count = 1 WHERE rowid = NEW.rowid; END;
+SQL
+        CPU_NAMES=()
+        ;;
+    *) echo "unknown BACKEND $BACKEND (pg or sqlite)" >&2; exit 2 ;;
+esac
 "$EX" --database-url "$URL" account create --email bench@example.com --tier admin --json >/dev/null
 agent=$("$EX" --database-url "$URL" agent create --owner bench@example.com --name Bench --json)
 public_id=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["public_id"])' "$agent")
@@ -100,7 +119,7 @@ door="http://127.0.0.1:$port/a/$public_id/mcp"
 # flushes a backend's counts within 10 s of going idle).
 xacts() { sleep 11; psql -Atq "$PG_URL/$PG_ADMIN_DB" -c "SELECT xact_commit FROM pg_stat_database WHERE datname = '$DB'"; }
 PROBE=${PROBE:-200}
-before=$(xacts)
+[[ $BACKEND == pg ]] && before=$(xacts)
 python3 - "$door" "$key" "$TOOL" "$PROBE" <<'PY'
 import json, sys, urllib.request
 door, key, tool, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
@@ -110,16 +129,20 @@ for _ in range(n):
     reply = json.load(urllib.request.urlopen(r))
     assert not reply["result"].get("isError"), reply
 PY
-after=$(xacts)
-python3 -c "import sys; print(f'round trips per call ({sys.argv[3]} sequential calls, PostgreSQL xact_commit): {(int(sys.argv[2]) - int(sys.argv[1])) / int(sys.argv[3]):.2f}')" "$before" "$after" "$PROBE" | tee "$OUT/$NAME-$TOOL-round-trips.txt" >&2
+if [[ $BACKEND == pg ]]; then
+    after=$(xacts)
+    python3 -c "import sys; print(f'round trips per call ({sys.argv[3]} sequential calls, PostgreSQL xact_commit): {(int(sys.argv[2]) - int(sys.argv[1])) / int(sys.argv[3]):.2f}')" \
+        "$before" "$after" "$PROBE" | tee "$OUT/$NAME-$TOOL-round-trips.txt" >&2
+fi
 
 log "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; rustc processes: $(pgrep -c rustc || true)"
 for c in $CLIENTS; do
     log "$TOOL at $c clients"
-    x0=$(xacts)
+    [[ $BACKEND == pg ]] && x0=$(xacts)
     "$LG" run --name "$NAME-$TOOL-$c" --url "$door" --tokens-file "$WORK/keys.txt" --clients "$c" \
         --tool "$TOOL" --duration-secs "$DURATION" --warmup-secs "$WARMUP" --server-pid "$server" \
-        --cpu-name postgres --json >"$OUT/$NAME-$TOOL-$c.json"
+        "${CPU_NAMES[@]}" --json >"$OUT/$NAME-$TOOL-$c.json"
+    [[ $BACKEND == pg ]] || continue
     x1=$(xacts)
     echo "$c clients: $((x1 - x0)) PostgreSQL transactions during the run (warm-up included)" | tee -a "$OUT/$NAME-$TOOL-round-trips.txt" >&2
 done

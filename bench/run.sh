@@ -10,6 +10,9 @@
 #     ones: a small answer), and a bare axum handler (`loadgen baseline`)
 #     returning a body of the same byte size, driven the same way;
 #   - on PostgreSQL, commit_play_turn at each client count;
+#   - a play session per client at the largest count (get_play_context and commit_play_turn in
+#     turn, so every read is of a new version and the read cache fills), with the server's peak
+#     RSS and the cache's entries and bytes scraped from its metrics listener afterwards;
 # then pgbench with bench/turn.sql (the same transaction's statements) on a seeded copy of the
 # schema at the same client counts -- plus, for the analysis, the whole commit request's SQL
 # (request-reads.sql + turn.sql) and get_play_context's SQL (context.sql) -- and prints the
@@ -152,12 +155,13 @@ for backend in $BACKENDS; do
 
     "$SQ" --database-url "$db_url" --log-format json serve --bind 127.0.0.1:0 \
         --token-rate-per-minute 1000000 --token-concurrency 64 --global-concurrency 512 \
-        --pre-auth-concurrency 512 --db-max-connections "$pool" \
+        --pre-auth-concurrency 512 --db-max-connections "$pool" --metrics-bind 127.0.0.1:0 \
         ${READ_CACHE_BYTES:+--read-cache-bytes "$READ_CACHE_BYTES"} >"$WORK/server-$backend.log" 2>&1 &
     server=$!
     PIDS+=("$server")
     address=$(wait_for_line "$WORK/server-$backend.log" '"address":"[^"]+"' "$server" | cut -d'"' -f4)
     url="http://$address/play/mcp"
+    metrics=$(wait_for_line "$WORK/server-$backend.log" 'serving GET /metrics","address":"[^"]+"' "$server" | cut -d'"' -f5)
     log "$backend: server pid $server at $url (pool $pool); priming $PRIME_TURNS turns per assignment"
     "$LG" prime --url "$url" --tokens-file "$tokens" --clients "$MAX_CLIENTS" --turns "$PRIME_TURNS"
 
@@ -177,6 +181,16 @@ for backend in $BACKENDS; do
                 --tool commit_play_turn --server-pid "$server" "${cpu_names[@]}"
         done
     fi
+    # A play session per client (read, turn, read, …): every read after a turn is a new
+    # version's answer, so the read cache fills; its peak RSS is the one of a full cache.
+    measure "session-$backend-$MAX_CLIENTS" --url "$url" --tokens-file "$tokens" \
+        --clients "$MAX_CLIENTS" --tool play_session --server-pid "$server" "${cpu_names[@]}"
+    curl -fsS "http://$metrics/metrics" \
+        | awk -v name="cache-$backend-$MAX_CLIENTS" -v clients="$MAX_CLIENTS" -v bound="${READ_CACHE_BYTES:-33554432}" '
+            /^mcp_door_cache_entries\{cache="play_reads"\}/ { entries = $2 }
+            /^mcp_door_cache_weight\{cache="play_reads"\}/ { weight = $2 }
+            END { printf "{\"name\":\"%s\",\"kind\":\"cache\",\"clients\":%d,\"entries\":%d,\"weight\":%d,\"bound\":%d}\n", name, clients, entries, weight, bound }' \
+        >"$OUT/cache-$backend-$MAX_CLIENTS.json"
     stop "$server"
     cp "$WORK/server-$backend.log" "$OUT/server-$backend.log" 2>/dev/null || true
     if [[ $backend == pg ]]; then drop_db "$db"; fi

@@ -11,6 +11,7 @@
 //! p50/p95 and the process's peak RSS as JSON.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
@@ -66,6 +67,12 @@ pub struct MetaArgs {
     /// `--log-hours`, the history in time order).
     #[arg(long, value_enum, default_value_t = FillOrder::Player)]
     order: FillOrder,
+    /// With `--order player`: logs stored at once (each ingest call its own transaction on
+    /// its own pooled connection, as the recorders of several instances share a PostgreSQL;
+    /// keep it at most `--pool`). Above 1 the measured time is each round's wall time, the
+    /// logs' rendering and parsing included. SQLite has one writer: keep 1 there.
+    #[arg(long, default_value_t = 1)]
+    writers: usize,
     /// With `--order time`: the hours between two reads of one player's log.
     #[arg(long, default_value_t = 24)]
     log_hours: u32,
@@ -182,24 +189,56 @@ impl Ingest {
     }
 }
 
-/// Every player's whole history in one log (a backfill), player after player.
+/// Every player's whole history in one log (a backfill), player after player, in rounds of
+/// 50 players with the `ANALYZE` between rounds. With `writers` above 1, that many logs are in
+/// flight at once (each ingest call its own transaction on its own pooled connection, as the
+/// recorders of several instances share one PostgreSQL), and a round's measured time is its
+/// wall time, the rendering and parsing of its logs included.
 async fn fill_by_player(
     world: &World,
     store: &SharedStore,
     chunk: usize,
+    writers: usize,
     mut ingest: Ingest,
 ) -> anyhow::Result<Ingest> {
-    for i in 0..world.players().len() {
-        let index = u32::try_from(i)?;
-        ingest
-            .log(world, store, index, world.battles_of(index), chunk, END)
-            .await?;
-        if i % 200 == 199 {
-            ingest.progress(&format!("{} players", i + 1));
+    const ROUND: u32 = 50;
+    let players = u32::try_from(world.players().len())?;
+    let mut from = 0;
+    while from < players {
+        let to = (from + ROUND).min(players);
+        if writers <= 1 {
+            for index in from..to {
+                ingest
+                    .log(world, store, index, world.battles_of(index), chunk, END)
+                    .await?;
+            }
+        } else {
+            let next = AtomicU32::new(from);
+            let lane = || async {
+                let mut lane = Ingest::default();
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    if index >= to {
+                        return Ok::<_, anyhow::Error>(lane);
+                    }
+                    lane.log(world, store, index, world.battles_of(index), chunk, END)
+                        .await?;
+                }
+            };
+            let timed = Instant::now();
+            let lanes = futures::future::try_join_all((0..writers).map(|_| lane())).await?;
+            ingest.seconds += timed.elapsed().as_secs_f64();
+            for lane in lanes {
+                ingest.observations += lane.observations;
+                ingest.battles += lane.battles;
+                ingest.calls += lane.calls;
+            }
         }
-        if i % 50 == 49 {
-            ingest.maintain().await?;
+        if to % 200 == 0 {
+            ingest.progress(&format!("{to} players"));
         }
+        ingest.maintain().await?;
+        from = to;
     }
     Ok(ingest)
 }
@@ -305,7 +344,9 @@ pub async fn run(args: MetaArgs) -> anyhow::Result<()> {
             ..Ingest::default()
         };
         let ingest = match args.order {
-            FillOrder::Player => fill_by_player(&world, &store, args.chunk, ingest).await?,
+            FillOrder::Player => {
+                fill_by_player(&world, &store, args.chunk, args.writers, ingest).await?
+            }
             FillOrder::Time => {
                 fill_by_time(&world, &store, args.chunk, args.log_hours, ingest).await?
             }
@@ -331,6 +372,7 @@ pub async fn run(args: MetaArgs) -> anyhow::Result<()> {
             "battles_per_s": round(new_battles_total as f64 / ingest_s),
             "observations_per_s": round(observations as f64 / ingest_s),
             "order": args.order.as_str(),
+            "writers": args.writers,
             "opponents": format!("{:?}", args.opponents).to_lowercase(),
             "ingest_calls": calls,
             "fill_seconds": round(t.elapsed().as_secs_f64()),

@@ -220,16 +220,20 @@ async fn worker(
     mut version: i64,
     window: Window,
 ) -> Tally {
-    // Every tool but the commit is a read without arguments.
-    let read = Bytes::from(workload::call(tool.name(), &json!({})));
+    // Every read is without arguments.
+    let read = Bytes::from(workload::call(tool.read(), &json!({})));
     let mut tally = Tally {
         micros: Vec::with_capacity(1 << 14),
         ..Tally::default()
     };
+    // A play session starts with a read, then alternates.
+    let mut commit_next = tool == Tool::CommitPlayTurn;
     loop {
-        let body = match tool {
-            Tool::CommitPlayTurn => Bytes::from(texts.commit(version)),
-            Tool::GetPlayContext | Tool::CardsCatalog | Tool::GameClock => read.clone(),
+        let commits = commit_next;
+        let body = if commits {
+            Bytes::from(texts.commit(version))
+        } else {
+            read.clone()
         };
         let sent = body.len() as u64;
         let start = Instant::now();
@@ -244,9 +248,7 @@ async fn worker(
         let measured = start >= window.from && end <= window.to;
         match outcome {
             Ok((success, received)) => {
-                if let Some(v) = success.version
-                    && tool == Tool::CommitPlayTurn
-                {
+                if let Some(v) = success.version {
                     version = v;
                 }
                 if measured {
@@ -267,7 +269,7 @@ async fn worker(
                 if tally.first_errors.len() < 3 {
                     tally.first_errors.push(message);
                 }
-                if tool == Tool::CommitPlayTurn {
+                if commits {
                     // Resynchronize (a conflict or a lost answer); not a measured request.
                     if let Ok(v) = client.version().await {
                         version = v;
@@ -277,6 +279,11 @@ async fn worker(
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }
         }
+        commit_next = match tool {
+            Tool::CommitPlayTurn => true,
+            Tool::PlaySession => !commits,
+            Tool::GetPlayContext | Tool::CardsCatalog | Tool::GameClock => false,
+        };
     }
     tally
 }

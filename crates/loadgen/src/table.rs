@@ -16,7 +16,7 @@ pub struct TableArgs {
 }
 
 /// The runs, in the order the table lists them.
-const ORDER: [(&str, &str); 10] = [
+const ORDER: [(&str, &str); 12] = [
     ("ctx-sqlite", "get_play_context, SQLite"),
     (
         "ctx-fresh-sqlite",
@@ -30,6 +30,14 @@ const ORDER: [(&str, &str); 10] = [
     ),
     ("base-pg", "bare axum, same body as ctx-pg"),
     ("commit-pg", "commit_play_turn, PostgreSQL"),
+    (
+        "session-sqlite",
+        "play session (read, turn, …), SQLite, read cache filling",
+    ),
+    (
+        "session-pg",
+        "play session (read, turn, …), PostgreSQL, read cache filling",
+    ),
     ("pgbench-turn", "pgbench, the turn's transaction"),
     (
         "pgbench-request",
@@ -225,6 +233,26 @@ pub fn print(args: &TableArgs) -> anyhow::Result<()> {
                     mark(mb <= 150.0)
                 );
             }
+        }
+        for backend in ["sqlite", "pg"] {
+            let (Some(run), Some(cache)) = (
+                get(&format!("session-{backend}"), top),
+                get(&format!("cache-{backend}"), top),
+            ) else {
+                continue;
+            };
+            let Some(kb) = run["rss"]["peak_kb"].as_f64() else {
+                continue;
+            };
+            let mb = kb / 1024.0;
+            let (weight, bound) = (f(&cache["weight"]), f(&cache["bound"]));
+            println!(
+                "| server peak RSS during session-{backend}-{top}, read cache then {:.1} of {:.1} MiB ({} entries) | {top} | {mb:.1} MB | – | – | ≤ 150 MB | {} |",
+                weight / 1_048_576.0,
+                bound / 1_048_576.0,
+                cache["entries"],
+                mark(mb <= 150.0)
+            );
         }
     }
     Ok(())

@@ -21,6 +21,10 @@ pub enum Tool {
     CardsCatalog,
     /// Elixir's game clock (an agent key's door; no stored data).
     GameClock,
+    /// Not one tool: `get_play_context` and `commit_play_turn` in turn on each client, as an
+    /// assistant facilitating a session calls them. Every read after a turn is of a new
+    /// version (a miss of the server's read cache that adds an entry), so a run fills the cache.
+    PlaySession,
 }
 
 impl Tool {
@@ -30,6 +34,16 @@ impl Tool {
             Tool::CommitPlayTurn => "commit_play_turn",
             Tool::CardsCatalog => "cards_catalog",
             Tool::GameClock => "game_clock",
+            Tool::PlaySession => "play_session",
+        }
+    }
+
+    /// The read a client sends: the tool itself, or `get_play_context` for the two that
+    /// commit (a commit run reads only to learn its version).
+    pub fn read(self) -> &'static str {
+        match self {
+            Tool::CommitPlayTurn | Tool::PlaySession => Tool::GetPlayContext.name(),
+            tool => tool.name(),
         }
     }
 }

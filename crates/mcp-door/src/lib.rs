@@ -118,7 +118,7 @@ pub use drain::DrainLimits;
 pub use edge::{DoorEdge, OriginPolicy};
 pub use gate::{GateRefusal, GateRequest, GateStage, MethodGate};
 pub use hooks::{CompletionProvider, HookAnswer, PromptProvider, ResourceProvider, RpcFailure};
-pub use metrics::{Metrics, PoolUse};
+pub use metrics::{CacheUse, Metrics, PoolUse};
 pub use outcome::{CallOutcome, Extensions, InputRequired, PreparedResult, UNCODED_TOOL_ERROR};
 pub use progress::{Progress, ProgressError};
 pub use random::{OsRandom, Random};

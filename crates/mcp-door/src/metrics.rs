@@ -1,6 +1,6 @@
 //! Prometheus metrics of the doors: requests by door, method, tool and outcome with their
 //! latency, admission refusals by reason, and gauges a product samples at scrape time (its
-//! database pool); served in the OpenMetrics text format by [`Metrics::router`].
+//! database pool, its in-process caches); served in the OpenMetrics text format by [`Metrics::router`].
 //!
 //! Every label value comes from a closed set, so a caller cannot grow the series: the door is
 //! its route pattern, the method one of the MCP methods (else `other`), the tool a name in the
@@ -69,6 +69,11 @@ struct PoolLabels {
     state: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CacheLabels {
+    cache: String,
+}
+
 /// A product's error word as a label value: kept when it is a plain word (letters, digits,
 /// `_`, `-`, `.`, at most 40), else `other`, so no caller text reaches the exposition.
 fn label_value(word: &str) -> String {
@@ -89,6 +94,16 @@ pub use sqlkit::PoolUse;
 
 type PoolSampler = Box<dyn Fn() -> PoolUse + Send + Sync>;
 
+/// What an in-process cache holds at scrape time: its entries and the weight they count
+/// against its bound (bytes, for a cache weighed by size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheUse {
+    pub entries: u64,
+    pub weight: u64,
+}
+
+type CacheSampler = Box<dyn Fn() -> CacheUse + Send + Sync>;
+
 /// The metrics of one server process, shared by its doors.
 pub struct Metrics {
     registry: Registry,
@@ -97,6 +112,9 @@ pub struct Metrics {
     refusals: Family<RefusalLabels, Counter>,
     pools: Family<PoolLabels, Gauge>,
     samplers: Mutex<Vec<(String, PoolSampler)>>,
+    cache_entries: Family<CacheLabels, Gauge>,
+    cache_weight: Family<CacheLabels, Gauge>,
+    cache_samplers: Mutex<Vec<(String, CacheSampler)>>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -141,6 +159,18 @@ impl Metrics {
             "Database pool connections by pool and state (open, idle, in use)",
             pools.clone(),
         );
+        let cache_entries = Family::<CacheLabels, Gauge>::default();
+        registry.register(
+            "cache_entries",
+            "Entries held by an in-process cache, by cache",
+            cache_entries.clone(),
+        );
+        let cache_weight = Family::<CacheLabels, Gauge>::default();
+        registry.register(
+            "cache_weight",
+            "What an in-process cache's entries count against its bound (bytes for a cache bounded by size), by cache",
+            cache_weight.clone(),
+        );
         Self {
             registry,
             requests,
@@ -148,6 +178,21 @@ impl Metrics {
             refusals,
             pools,
             samplers: Mutex::new(Vec::new()),
+            cache_entries,
+            cache_weight,
+            cache_samplers: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Samples the in-process cache `cache` at every scrape (`cache` names it in the `cache`
+    /// label).
+    pub fn sample_cache(
+        &self,
+        cache: &str,
+        sampler: impl Fn() -> CacheUse + Send + Sync + 'static,
+    ) {
+        if let Ok(mut samplers) = self.cache_samplers.lock() {
+            samplers.push((cache.to_owned(), Box::new(sampler)));
         }
     }
 
@@ -223,6 +268,21 @@ impl Metrics {
                 }
             }
         }
+        if let Ok(samplers) = self.cache_samplers.lock() {
+            for (cache, sample) in samplers.iter() {
+                let held = sample();
+                let labels = CacheLabels {
+                    cache: cache.clone(),
+                };
+                let gauge = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+                self.cache_entries
+                    .get_or_create(&labels)
+                    .set(gauge(held.entries));
+                self.cache_weight
+                    .get_or_create(&labels)
+                    .set(gauge(held.weight));
+            }
+        }
         let mut out = String::new();
         encode(&mut out, &self.registry)?;
         Ok(out)
@@ -275,7 +335,33 @@ async fn scrape(State(metrics): State<Arc<Metrics>>) -> Response {
 
 #[cfg(test)]
 mod tests {
-    use super::{PoolUse, label_value};
+    use super::{CacheUse, Metrics, PoolUse, label_value};
+
+    #[test]
+    fn a_sampled_cache_is_read_at_each_scrape() {
+        let metrics = Metrics::new();
+        let held = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(3));
+        let sampled = std::sync::Arc::clone(&held);
+        metrics.sample_cache("reads", move || CacheUse {
+            entries: sampled.load(std::sync::atomic::Ordering::Relaxed),
+            weight: 4096,
+        });
+        let text = metrics.render().unwrap();
+        assert!(
+            text.contains("mcp_door_cache_entries{cache=\"reads\"} 3"),
+            "{text}"
+        );
+        assert!(
+            text.contains("mcp_door_cache_weight{cache=\"reads\"} 4096"),
+            "{text}"
+        );
+        held.store(7, std::sync::atomic::Ordering::Relaxed);
+        let text = metrics.render().unwrap();
+        assert!(
+            text.contains("mcp_door_cache_entries{cache=\"reads\"} 7"),
+            "{text}"
+        );
+    }
 
     #[tokio::test]
     async fn pool_use_reads_the_pool_of_a_db() {

@@ -90,11 +90,16 @@ impl AppState {
         )
         .await?;
         let service = Arc::new(PlayService::new(store, clock, random));
+        let reads = ReadCache::new(config.read_cache_bytes);
+        let sampled = reads.clone();
+        doors
+            .metrics
+            .sample_cache("play_reads", move || sampled.held());
         Ok(Self {
             doors,
             address_source: config.address_source.clone(),
             login_hashing: Arc::new(Semaphore::new(config.login_hash_concurrency.max(1))),
-            reads: ReadCache::new(config.read_cache_bytes),
+            reads,
             campaign: Arc::new(CampaignService::new(Arc::clone(&service))),
             service,
             secure_cookies: config

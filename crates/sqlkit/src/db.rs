@@ -11,6 +11,8 @@
 //! in [`bind_all`], and a store names no sqlx type at all.
 
 use std::borrow::Cow;
+use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::pool::PoolConnection;
@@ -20,6 +22,7 @@ use sqlx::sqlite::{SqliteConnection, SqlitePool, SqliteRow};
 use sqlx::{Database, Encode, Postgres, Sqlite, Transaction, Type};
 use uuid::Uuid;
 
+use crate::inplace::{InPlace, OwnedRow};
 use crate::pg::{PgGuard, PgHeld};
 use crate::{Cols, DbFailure, Embedded, PoolSettings, open_postgres, open_sqlite};
 
@@ -54,10 +57,12 @@ impl Backend {
 
 /// A pool of either backend. Cloning is cheap (the pool is shared). PostgreSQL's carries its
 /// client-side rules: the deadline of each statement ([`PoolSettings::query_timeout`]) and
-/// the checks of connections after a failure (see `pg.rs`).
+/// the checks of connections after a failure (see `pg.rs`); a SQLite file's, its in-place
+/// read connections ([`Db::read_first`], see `inplace.rs`; none for an in-memory database,
+/// which only its one pooled connection can see).
 #[derive(Debug, Clone)]
 pub enum Db {
-    Sqlite(SqlitePool),
+    Sqlite(SqlitePool, Option<Arc<InPlace>>),
     Postgres(PgPool, PgGuard),
 }
 
@@ -77,10 +82,12 @@ pub enum Conn {
     Postgres(PgHeld),
 }
 
-/// A result row of either backend; its columns are read with [`Cols`].
+/// A result row of either backend (or of a SQLite read answered in place,
+/// [`Db::read_first`]); its columns are read with [`Cols`].
 pub enum Row {
     Sqlite(SqliteRow),
     Postgres(PgRow),
+    InPlace(OwnedRow),
 }
 
 /// One bound argument. Uuids are bound as TEXT on both backends.
@@ -152,6 +159,11 @@ impl Statement {
     /// The SQL text.
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// The arguments, in `$n` order.
+    pub(crate) fn args(&self) -> &[Arg] {
+        &self.args
     }
 }
 
@@ -303,7 +315,7 @@ impl Runner for &Db {
         Self: 's,
     {
         match self {
-            Db::Sqlite(pool) => Target::SqlitePool(pool),
+            Db::Sqlite(pool, _) => Target::SqlitePool(pool),
             Db::Postgres(pool, guard) => Target::PostgresPool(pool, guard),
         }
     }
@@ -364,6 +376,7 @@ impl std::fmt::Debug for Row {
         f.write_str(match self {
             Row::Sqlite(_) => "Row::Sqlite",
             Row::Postgres(_) => "Row::Postgres",
+            Row::InPlace(_) => "Row::InPlace",
         })
     }
 }
@@ -377,7 +390,15 @@ impl Db {
                 let guard = PgGuard::new(settings.query_timeout, settings.max_connections);
                 Db::Postgres(open_postgres(url, settings).await?, guard)
             }
-            Backend::Sqlite => Db::Sqlite(open_sqlite(url, settings).await?),
+            Backend::Sqlite => {
+                let pool = open_sqlite(url, settings).await?;
+                let in_place = (!crate::pool::is_memory(url)).then(|| {
+                    let path = sqlx::sqlite::SqliteConnectOptions::from_str(url)
+                        .map(|o| o.get_filename().to_path_buf());
+                    path.map(|p| Arc::new(InPlace::new(p, settings.sqlite_cache_kib)))
+                });
+                Db::Sqlite(pool, in_place.transpose()?)
+            }
         })
     }
 
@@ -400,7 +421,7 @@ impl Db {
     /// Which backend this is.
     pub fn backend(&self) -> Backend {
         match self {
-            Db::Sqlite(_) => Backend::Sqlite,
+            Db::Sqlite(..) => Backend::Sqlite,
             Db::Postgres(..) => Backend::Postgres,
         }
     }
@@ -411,7 +432,7 @@ impl Db {
     /// the guarantees).
     pub async fn begin_write(&self) -> Result<Tx, DbFailure> {
         Ok(match self {
-            Db::Sqlite(pool) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
+            Db::Sqlite(pool, _) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
             Db::Postgres(pool, guard) => Tx::Postgres(PgHeld::begin(pool, guard).await?),
         })
     }
@@ -419,9 +440,30 @@ impl Db {
     /// One connection from the pool, for several statements on it without a transaction.
     pub async fn acquire(&self) -> Result<Conn, DbFailure> {
         Ok(match self {
-            Db::Sqlite(pool) => Conn::Sqlite(pool.acquire().await?),
+            Db::Sqlite(pool, _) => Conn::Sqlite(pool.acquire().await?),
             Db::Postgres(pool, guard) => Conn::Postgres(PgHeld::acquire(pool, guard).await?),
         })
+    }
+
+    /// The first row of a short read (one indexed lookup, say) answered the cheapest way,
+    /// with the connection it ran on when one is worth keeping: on a SQLite file by an
+    /// in-place read connection on this thread (no hand-off to sqlx's worker threads, nothing
+    /// held; `None`), unless that would wait, when it falls back to the pool; on PostgreSQL
+    /// (and in-memory SQLite) on a pooled connection, handed back for the request's later
+    /// statements. Never for a statement that writes: the in-place connections are
+    /// `query_only`.
+    pub async fn read_first(
+        &self,
+        statement: Statement,
+    ) -> Result<(Option<Row>, Option<Conn>), DbFailure> {
+        if let Db::Sqlite(_, Some(in_place)) = self
+            && let Some(row) = in_place.first_row(&statement)?
+        {
+            return Ok((row.map(Row::InPlace), None));
+        }
+        let mut conn = self.acquire().await?;
+        let row = statement.fetch_optional(&mut conn).await?;
+        Ok((row, Some(conn)))
     }
 
     /// A transaction that reads one consistent snapshot on both backends: on SQLite a
@@ -437,7 +479,7 @@ impl Db {
     /// PostgreSQL).
     pub async fn begin_read(&self) -> Result<Tx, DbFailure> {
         Ok(match self {
-            Db::Sqlite(pool) => Tx::Sqlite(pool.begin().await?),
+            Db::Sqlite(pool, _) => Tx::Sqlite(pool.begin().await?),
             Db::Postgres(pool, guard) => Tx::Postgres(PgHeld::begin(pool, guard).await?),
         })
     }
@@ -450,7 +492,7 @@ impl Db {
         ignore_missing: bool,
     ) -> Result<(), DbFailure> {
         match self {
-            Db::Sqlite(pool) => sqlite.migrator(ignore_missing).await?.run(pool).await?,
+            Db::Sqlite(pool, _) => sqlite.migrator(ignore_missing).await?.run(pool).await?,
             Db::Postgres(pool, _) => postgres.migrator(ignore_missing).await?.run(pool).await?,
         }
         Ok(())
@@ -464,7 +506,7 @@ impl Db {
     /// Connections open and idle, for the pool gauges.
     pub fn pool_use(&self) -> (u32, usize) {
         match self {
-            Db::Sqlite(pool) => (pool.size(), pool.num_idle()),
+            Db::Sqlite(pool, _) => (pool.size(), pool.num_idle()),
             Db::Postgres(pool, _) => (pool.size(), pool.num_idle()),
         }
     }
@@ -472,7 +514,12 @@ impl Db {
     /// Closes every connection (waiting for those in use to come back).
     pub async fn close(&self) {
         match self {
-            Db::Sqlite(pool) => pool.close().await,
+            Db::Sqlite(pool, in_place) => {
+                if let Some(in_place) = in_place {
+                    in_place.close();
+                }
+                pool.close().await;
+            }
             Db::Postgres(pool, _) => pool.close().await,
         }
     }
@@ -561,6 +608,7 @@ impl Row {
         match self {
             Row::Sqlite(r) => r,
             Row::Postgres(r) => r,
+            Row::InPlace(r) => r,
         }
     }
 }

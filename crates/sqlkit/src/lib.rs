@@ -4,7 +4,8 @@
 //! [`open_postgres`]; PostgreSQL statements under a client-side deadline, see
 //! [`PoolSettings::query_timeout`]) and the one database handle every store runs its statements through
 //! ([`Db`], [`Tx`], [`Row`], [`sql`]) and reads under a time budget the database enforces
-//! ([`BudgetedRead`]), a store's upkeep written once over its migrations ([`Schema`] gives [`Lifecycle`]: migrate, ping, pool use; [`open_migrated`] opens a store ready for use) and online copies of a SQLite database ([`backup_sqlite`]), so a store is plain Rust with each statement once. Statements, schemas, row types and each product's `StoreError` stay in
+//! ([`BudgetedRead`]), short SQLite reads answered in place on the calling thread
+//! ([`Db::read_first`]), a store's upkeep written once over its migrations ([`Schema`] gives [`Lifecycle`]: migrate, ping, pool use; [`open_migrated`] opens a store ready for use) and online copies of a SQLite database ([`backup_sqlite`]), so a store is plain Rust with each statement once. Statements, schemas, row types and each product's `StoreError` stay in
 //! the products.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -14,6 +15,7 @@ mod budget;
 mod cols;
 mod db;
 mod failure;
+mod inplace;
 mod lifecycle;
 mod migrate;
 mod pg;
@@ -24,6 +26,7 @@ pub use budget::BudgetedRead;
 pub use cols::Cols;
 pub use db::{Arg, Backend, Conn, Db, Done, Row, Runner, Statement, Tx, backend_of, sql};
 pub use failure::DbFailure;
+pub use inplace::{InPlace, OwnedRow};
 pub use lifecycle::{Lifecycle, OpenError, PoolUse, Schema, open_migrated};
 pub use migrate::Embedded;
 pub use pool::{

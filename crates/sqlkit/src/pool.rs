@@ -105,9 +105,14 @@ pub async fn open_sqlite(url: &str, settings: &PoolSettings) -> Result<SqlitePoo
                     // SQLite ends a transaction by itself on some failures (a full disk rolls
                     // it back); sqlx's ROLLBACK then fails and the connection still believes
                     // it is inside one, so every later BEGIN on it would be refused. Such a
-                    // connection is closed instead of reused. (The ping lets the queued
-                    // ROLLBACK run first.)
-                    conn.ping().await?;
+                    // connection is closed instead of reused. The depth is the worker
+                    // thread's count, so a dropped transaction's queued ROLLBACK still shows
+                    // as one: only then does a ping (a round trip to that thread) let it run
+                    // before the depth is read again. A connection that was in no transaction
+                    // goes back without it (sqlx's own release ping follows either way).
+                    if SqliteTransactionManager::get_transaction_depth(conn) > 0 {
+                        conn.ping().await?;
+                    }
                     Ok(SqliteTransactionManager::get_transaction_depth(conn) == 0)
                 })
             })
@@ -130,7 +135,7 @@ pub async fn open_postgres(url: &str, settings: &PoolSettings) -> Result<PgPool,
         .await?)
 }
 
-fn is_memory(url: &str) -> bool {
+pub(crate) fn is_memory(url: &str) -> bool {
     url.contains(":memory:") || url.contains("mode=memory")
 }
 

@@ -220,26 +220,24 @@ impl DoorStore for SqlStore {
         &self,
         digest: &str,
     ) -> Result<Option<DoorAgent>, StoreError> {
-        sql(door_agent_read("g.key_digest = $1"))
-            .bind(digest)
-            .fetch_optional(&self.db)
-            .await?
-            .as_ref()
-            .map(door_agent)
-            .transpose()
+        // every call's first read: in place on SQLite (sqlkit::Db::read_first)
+        let (row, _) = self
+            .db
+            .read_first(sql(door_agent_read("g.key_digest = $1")).bind(digest))
+            .await?;
+        row.as_ref().map(door_agent).transpose()
     }
 
     async fn door_agent_by_public_id(
         &self,
         public_id: &str,
     ) -> Result<Option<DoorAgent>, StoreError> {
-        sql(door_agent_read("g.public_id = $1"))
-            .bind(public_id)
-            .fetch_optional(&self.db)
-            .await?
-            .as_ref()
-            .map(door_agent)
-            .transpose()
+        // every call's first read: in place on SQLite (sqlkit::Db::read_first)
+        let (row, _) = self
+            .db
+            .read_first(sql(door_agent_read("g.public_id = $1")).bind(public_id))
+            .await?;
+        row.as_ref().map(door_agent).transpose()
     }
 
     async fn door_account(&self, id: Uuid) -> Result<Option<DoorAccount>, StoreError> {

@@ -101,6 +101,16 @@ impl ReadCache {
             entries.run_pending_tasks();
         }
     }
+
+    /// What the cache holds, settled first: `GET /metrics` samples it as
+    /// `mcp_door_cache_{entries,weight}{cache="play_reads"}`.
+    pub fn held(&self) -> mcp_door::CacheUse {
+        self.settle();
+        mcp_door::CacheUse {
+            entries: self.entries.as_ref().map_or(0, |c| c.entry_count()),
+            weight: self.weighted_size(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! is the play area's.
 
 use async_trait::async_trait;
-use sqlkit::{Cols, Row, Runner, sql};
+use sqlkit::{Cols, Row, sql};
 use uuid::Uuid;
 
 use super::Held;
@@ -57,13 +57,16 @@ pub trait Assignments: Send + Sync {
     -> Result<u64, StoreError>;
     /// Looks a token up by its SHA-256 digest (hex), with the activity of its player and GM.
     async fn play_token(&self, digest: &str) -> Result<Option<PlayTokenGrant>, StoreError>;
-    /// [`Assignments::play_token`] on a connection taken from the pool and handed back with
-    /// the answer, for the request's later statements ([`Held`]). One statement: digest,
-    /// expiry, revocation, both people's activity and the assignment's current version.
+    /// [`Assignments::play_token`] read the cheapest way (`sqlkit::Db::read_first`): on
+    /// PostgreSQL on a connection taken from the pool and handed back with the answer, for the
+    /// request's later statements ([`Held`]); on a SQLite file in place on the calling thread,
+    /// nothing held (a later statement takes a pooled connection then). One statement:
+    /// digest, expiry, revocation, both people's activity and the assignment's current
+    /// version.
     async fn play_token_held(
         &self,
         digest: &str,
-    ) -> Result<(Option<PlayTokenGrant>, Held), StoreError>;
+    ) -> Result<(Option<PlayTokenGrant>, Option<Held>), StoreError>;
     /// When the assignment's live token (not revoked, not expired at `now`) expires; `None`
     /// when it has none. Issuing revokes the earlier ones, so there is at most one.
     async fn live_play_token_expiry(
@@ -147,15 +150,6 @@ async fn insert_assignment(
         .execute(&store.db)
         .await?;
     Ok(done.rows_affected())
-}
-
-/// The play token with this digest ([`PLAY_TOKEN`]), on `on` (the pool or a held connection).
-async fn play_token_on(
-    on: impl Runner,
-    digest: &str,
-) -> Result<Option<PlayTokenGrant>, StoreError> {
-    let row = sql(PLAY_TOKEN).bind(digest).fetch_optional(on).await?;
-    row.as_ref().map(grant).transpose()
 }
 
 #[async_trait]
@@ -259,16 +253,15 @@ impl Assignments for SqlStore {
     }
 
     async fn play_token(&self, digest: &str) -> Result<Option<PlayTokenGrant>, StoreError> {
-        play_token_on(&self.db, digest).await
+        Ok(self.play_token_held(digest).await?.0)
     }
 
     async fn play_token_held(
         &self,
         digest: &str,
-    ) -> Result<(Option<PlayTokenGrant>, Held), StoreError> {
-        let mut held = self.db.acquire().await?;
-        let found = play_token_on(&mut held, digest).await?;
-        Ok((found, held))
+    ) -> Result<(Option<PlayTokenGrant>, Option<Held>), StoreError> {
+        let (row, held) = self.db.read_first(sql(PLAY_TOKEN).bind(digest)).await?;
+        Ok((row.as_ref().map(grant).transpose()?, held))
     }
 
     async fn live_play_token_expiry(

@@ -1,5 +1,5 @@
 //! The Prometheus counts of a running server: both doors (player and author) counted by
-//! tool and outcome, and the database pool sampled at scrape time.
+//! tool and outcome, and the database pool and the read cache sampled at scrape time.
 
 use serde_json::json;
 
@@ -51,6 +51,11 @@ async fn both_doors_and_the_pool_are_measured(url: &str) {
     )
     .unwrap();
     assert!(open >= 1.0 && idle <= open, "{text}");
+    // The two reads of one version are one rendered answer kept, weighed by its bytes.
+    let entries = r#"mcp_door_cache_entries{cache="play_reads"}"#;
+    assert_eq!(value(&text, entries), Some(1.0), "{text}");
+    let weight = value(&text, r#"mcp_door_cache_weight{cache="play_reads"}"#).unwrap();
+    assert!(weight > 256.0, "{text}");
 }
 
 on_both_backends!(both_doors_and_the_pool_are_measured);

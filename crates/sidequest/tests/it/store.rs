@@ -726,7 +726,7 @@ async fn journal_pages_and_player_view(store: SharedStore) {
     // on the connection a token check held, the same answer
     let (_, held) = s.play_token_held("none").await.unwrap();
     let on_held = s
-        .context_snapshot(Some(held), a, 3, 2, Some(source))
+        .context_snapshot(held, a, 3, 2, Some(source))
         .await
         .unwrap()
         .unwrap();
@@ -758,7 +758,7 @@ async fn journal_pages_and_player_view(store: SharedStore) {
     {
         let (_, held) = s.play_token_held("none").await.unwrap();
         let snap = s
-            .journal_snapshot(Some(held), a, player_view, offset, limit)
+            .journal_snapshot(held, a, player_view, offset, limit)
             .await
             .unwrap()
             .unwrap();
