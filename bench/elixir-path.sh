@@ -51,7 +51,8 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-log() { printf '\n== %s\n' "$*" >&2; }
+# shellcheck source=lib.sh
+source "$ROOT/bench/lib.sh"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 case $BACKEND in

@@ -44,7 +44,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-log() { printf '\n== %s\n' "$*" >&2; }
+# shellcheck source=lib.sh
+source "$ROOT/bench/lib.sh"
 
 log "release build"
 CARGO_INCREMENTAL=0 cargo build --release --locked -p sidequest -p elixir
