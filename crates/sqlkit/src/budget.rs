@@ -152,10 +152,7 @@ mod tests {
     use crate::{Cols, PoolSettings};
 
     fn settings() -> PoolSettings {
-        PoolSettings {
-            max_connections: 2,
-            ..PoolSettings::for_tests()
-        }
+        PoolSettings::for_tests_of(2)
     }
 
     /// A statement that takes far longer than a millisecond on either backend.

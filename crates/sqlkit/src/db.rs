@@ -741,19 +741,10 @@ impl From<Option<Vec<u8>>> for Arg {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
 
     fn settings() -> PoolSettings {
-        PoolSettings {
-            max_connections: 4,
-            acquire_timeout: Duration::from_secs(5),
-            statement_timeout: Duration::from_secs(5),
-            lock_timeout: Duration::from_secs(5),
-            query_timeout: Duration::from_secs(5),
-            sqlite_cache_kib: crate::pool::SQLITE_DEFAULT_CACHE_KIB,
-        }
+        PoolSettings::for_tests_of(4)
     }
 
     #[tokio::test]

@@ -241,10 +241,7 @@ mod tests {
     use crate::{Cols, Db, DbFailure, PoolSettings, Row, sql};
 
     fn settings() -> PoolSettings {
-        PoolSettings {
-            max_connections: 2,
-            ..PoolSettings::for_tests()
-        }
+        PoolSettings::for_tests_of(2)
     }
 
     async fn filled(url: &str) -> Db {

@@ -59,8 +59,13 @@ pub const SQLITE_WAL_AUTOCHECKPOINT_PAGES: u32 = 10_000;
 impl PoolSettings {
     /// One connection and five seconds for every wait: the settings of this crate's tests.
     pub(crate) fn for_tests() -> Self {
+        Self::for_tests_of(1)
+    }
+
+    /// [`PoolSettings::for_tests`] with `max_connections` connections.
+    pub(crate) fn for_tests_of(max_connections: u32) -> Self {
         Self {
-            max_connections: 1,
+            max_connections,
             acquire_timeout: Duration::from_secs(5),
             statement_timeout: Duration::from_secs(5),
             lock_timeout: Duration::from_secs(5),
