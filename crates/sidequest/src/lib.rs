@@ -4,8 +4,10 @@
 //! A player read costs one statement when nothing changed: the play-token check also reads
 //! the assignment's version, and the rendered answer of that version is kept in memory
 //! ([`mcp::answers`], bounded by `serve --read-cache-bytes` / `SIDEQUEST_READ_CACHE_BYTES`,
-//! 32 MiB by default, 0 to keep none). A request's statements run on the connection its token
-//! was checked on ([`store::Held`]).
+//! 32 MiB by default, 0 to keep none). On PostgreSQL a request's statements run on the
+//! connection its token was checked on ([`store::Held`]); on a SQLite file the check is read in
+//! place on the calling thread (`sqlkit::Db::read_first`) and a later statement takes a pooled
+//! connection.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
