@@ -227,9 +227,8 @@ async fn worker(
         ..Tally::default()
     };
     // A play session starts with a read, then alternates.
-    let mut commit_next = tool == Tool::CommitPlayTurn;
+    let mut commits = tool == Tool::CommitPlayTurn;
     loop {
-        let commits = commit_next;
         let body = if commits {
             Bytes::from(texts.commit(version))
         } else {
@@ -279,11 +278,9 @@ async fn worker(
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }
         }
-        commit_next = match tool {
-            Tool::CommitPlayTurn => true,
-            Tool::PlaySession => !commits,
-            Tool::GetPlayContext | Tool::CardsCatalog | Tool::GameClock => false,
-        };
+        if tool == Tool::PlaySession {
+            commits = !commits;
+        }
     }
     tally
 }

@@ -268,13 +268,13 @@ impl Metrics {
                 }
             }
         }
+        let gauge = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
         if let Ok(samplers) = self.cache_samplers.lock() {
             for (cache, sample) in samplers.iter() {
                 let held = sample();
                 let labels = CacheLabels {
                     cache: cache.clone(),
                 };
-                let gauge = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
                 self.cache_entries
                     .get_or_create(&labels)
                     .set(gauge(held.entries));

@@ -392,12 +392,14 @@ impl Db {
             }
             Backend::Sqlite => {
                 let pool = open_sqlite(url, settings).await?;
-                let in_place = (!crate::pool::is_memory(url)).then(|| {
-                    let path = sqlx::sqlite::SqliteConnectOptions::from_str(url)
-                        .map(|o| o.get_filename().to_path_buf());
-                    path.map(|p| Arc::new(InPlace::new(p, settings.sqlite_cache_kib)))
-                });
-                Db::Sqlite(pool, in_place.transpose()?)
+                let in_place = if crate::pool::is_memory(url) {
+                    None
+                } else {
+                    let options = sqlx::sqlite::SqliteConnectOptions::from_str(url)?;
+                    let path = options.get_filename().to_path_buf();
+                    Some(Arc::new(InPlace::new(path, settings.sqlite_cache_kib)))
+                };
+                Db::Sqlite(pool, in_place)
             }
         })
     }

@@ -3,7 +3,8 @@
 //! instead of going through sqlx-sqlite's worker threads. sqlx runs every SQLite connection on
 //! a thread of its own and hands each statement, row and release ping across channels; for a
 //! one-row indexed read those hand-offs (futex waits and wakes, two context switches a side)
-//! cost several times the read itself (docs/benchmarks.md, "Sidequest reads on SQLite").
+//! cost several times the read itself (docs/benchmarks.md, "Quiet reruns, and reads in place on
+//! SQLite").
 //!
 //! Why this is safe to run on an async worker: WAL readers never wait for the writer, and the
 //! connections have no busy timeout, so a read that would have to wait (a checkpoint resetting

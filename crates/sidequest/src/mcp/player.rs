@@ -47,8 +47,8 @@ pub struct PlayGrant {
 /// The pooled connection a request checked its play token on, handed to the tool it calls
 /// (taken once) so that its statements run on it instead of a second connection (none when the
 /// check was read in place, on SQLite). Whatever is not taken goes back to the pool when the
-/// request ends. It is held while the body is read,
-/// which the door bounds by its receive timeout and the token's concurrency limit.
+/// request ends. It is held while the body is read, which the door bounds by its receive
+/// timeout and the token's concurrency limit.
 #[derive(Clone, Default)]
 pub struct Lease(Arc<Mutex<Option<Held>>>);
 
