@@ -1,7 +1,8 @@
 -- One commit_play_turn transaction, statement for statement as
 -- crates/sidequest/src/store/play.rs (`apply_held` → `apply_locked` → `write_plan`) issues it
 -- for a turn with two consequences (since issue 14: the row lock and the receipt lookup in one
--- statement, the turn's consequences in one multi-row INSERT). Run with `-M prepared` (sqlx
+-- statement, the turn's consequences in one multi-row INSERT, and on PostgreSQL the turn's four
+-- writes one statement, each a data-modifying WITH query: sqlkit's `Tx::execute_all`). Run with `-M prepared` (sqlx
 -- prepares and caches every statement) and the -D variables bench/run.sh passes (texts of the
 -- same sizes as loadgen's). pgbench client i works on seeded assignment i (bench/seed.sql),
 -- like loadgen's client i.
@@ -18,19 +19,21 @@ SELECT a.id, a.scenario_id, a.source_version, a.gm_id, a.player_id, a.mode, a.la
  WHERE a.id = '00000000-0000-4000-8000-' || lpad(:client_id::text, 12, '0')
    FOR UPDATE OF a \gset a_
 \set next :a_version + 1
-UPDATE assignments SET version = :next, status = 'active', memory = :memory,
+WITH w0 AS (UPDATE assignments SET version = :next, status = 'active', memory = :memory,
        current_scene = :scene, summary = NULL, updated_at = :now
- WHERE id = :a_id AND version = :a_version;
-INSERT INTO journal_events (assignment_id, version, kind, operation_id, player_action, narration,
-       summary, gm_private, scene, created_at)
+ WHERE id = :a_id AND version = :a_version RETURNING 1),
+w1 AS (INSERT INTO journal_events (assignment_id, version, kind, operation_id, player_action,
+       narration, summary, gm_private, scene, created_at)
 VALUES (:a_id, :next, 'turn', md5(:op::text)::uuid::text, :action, :narration, NULL, NULL,
-       :scene, :now);
-INSERT INTO consequences (id, assignment_id, version, seq, category, description, status,
+       :scene, :now) RETURNING 1),
+w2 AS (INSERT INTO consequences (id, assignment_id, version, seq, category, description, status,
        gm_note, created_at, decided_at)
 VALUES (md5(:op::text || '-0')::uuid::text, :a_id, :next, 0, 'relationship', :desc0, 'pending',
        NULL, :now, NULL),
        (md5(:op::text || '-1')::uuid::text, :a_id, :next, 1, 'discovery', :desc1, 'pending',
-       NULL, :now, NULL);
-INSERT INTO receipts (assignment_id, operation_id, kind, args_hash, result, version, created_at)
-VALUES (:a_id, md5(:op::text)::uuid::text, 'turn', :hash, :result, :next, :now);
+       NULL, :now, NULL) RETURNING 1),
+w3 AS (INSERT INTO receipts (assignment_id, operation_id, kind, args_hash, result, version, created_at)
+VALUES (:a_id, md5(:op::text)::uuid::text, 'turn', :hash, :result, :next, :now) RETURNING 1)
+SELECT (SELECT COUNT(*) FROM w0) AS n0, (SELECT COUNT(*) FROM w1) AS n1,
+       (SELECT COUNT(*) FROM w2) AS n2, (SELECT COUNT(*) FROM w3) AS n3;
 COMMIT;

@@ -245,23 +245,35 @@ return {0, 0}
 /// round trip (well under a millisecond), well below the doors' 25 s tool deadline.
 const REDIS_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Removes a concurrency lease, off the request path. Best effort: a lost release only
-/// holds the slot until its lease ends.
+/// Removes a concurrency lease, off the request path, retrying while Redis does not answer
+/// (a cut, a black hole, a restart), with a backoff from 100 ms up to 2 s, for as long as the
+/// lease would live: a release lost to a fault would otherwise hold the slot until its lease
+/// ends, and a lease taken by a script whose answer was lost would lock the credential out.
 fn release_lease(
     mut conn: redis::aio::ConnectionManager,
     cred_key: String,
     global_key: String,
     lease_id: String,
+    lease: Duration,
 ) {
     if let Ok(handle) = tokio::runtime::Handle::try_current() {
         handle.spawn(async move {
-            let _: Result<(), _> = redis::pipe()
-                .zrem(&cred_key, &lease_id)
-                .ignore()
-                .zrem(&global_key, &lease_id)
-                .ignore()
-                .query_async(&mut conn)
-                .await;
+            let until = tokio::time::Instant::now() + lease;
+            let mut backoff = Duration::from_millis(100);
+            loop {
+                let released: Result<(), _> = redis::pipe()
+                    .zrem(&cred_key, &lease_id)
+                    .ignore()
+                    .zrem(&global_key, &lease_id)
+                    .ignore()
+                    .query_async(&mut conn)
+                    .await;
+                if released.is_ok() || tokio::time::Instant::now() + backoff > until {
+                    return;
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(2));
+            }
         });
     }
 }
@@ -335,7 +347,7 @@ impl Admission for RedisAdmission {
                 // Unanswered is not undone: the script may still run (a partition that heals
                 // delivers it) and take a lease no one would release until it expires,
                 // locking the credential out. The release queued behind it removes it.
-                release_lease(conn, cred_key, global_key, lease_id);
+                release_lease(conn, cred_key, global_key, lease_id, self.limits.lease);
                 return Err(AdmissionError::Unavailable(e.to_string()));
             }
         };
@@ -360,8 +372,9 @@ impl Admission for RedisAdmission {
                 });
             }
         }
+        let lease = self.limits.lease;
         Ok(Permit::new(move || {
-            release_lease(conn, cred_key, global_key, lease_id)
+            release_lease(conn, cred_key, global_key, lease_id, lease)
         }))
     }
 }

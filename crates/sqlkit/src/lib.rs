@@ -19,6 +19,7 @@ mod inplace;
 mod lifecycle;
 mod migrate;
 mod pg;
+mod pg_pool;
 mod pool;
 
 pub use backup::{Backup, BackupError, backup_sqlite};
@@ -29,6 +30,7 @@ pub use failure::DbFailure;
 pub use inplace::{InPlace, OwnedRow};
 pub use lifecycle::{Lifecycle, OpenError, PoolUse, Schema, open_migrated};
 pub use migrate::Embedded;
+pub use pg_pool::PgPool;
 pub use pool::{
     PoolSettings, SQLITE_DEFAULT_CACHE_KIB, SQLITE_WAL_AUTOCHECKPOINT_PAGES, open_postgres,
     open_sqlite,

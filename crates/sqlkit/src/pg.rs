@@ -10,11 +10,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use sqlx::pool::PoolConnection;
-use sqlx::postgres::{PgConnection, PgPool, PgTransactionManager};
-use sqlx::{Connection, Postgres, TransactionManager};
+use sqlx::postgres::{PgConnection, PgTransactionManager};
+use sqlx::{Connection, TransactionManager};
 
 use crate::DbFailure;
+use crate::pg_pool::{Lent, PgPool};
 
 /// The client-side rules of one PostgreSQL pool: the statement deadline, and how many of the
 /// next connections to check (one round trip, `query_timeout` at most) before lending them.
@@ -52,12 +52,13 @@ fn is_connection_failure(e: &sqlx::Error) -> bool {
 }
 
 /// A pooled PostgreSQL connection held for one statement, a [`crate::Conn`] or a
-/// [`crate::Tx`]. Dropped inside a transaction, it queues the `ROLLBACK` (as sqlx's own
-/// transaction does) and goes back to the pool, which flushes it before reusing the
-/// connection; dropped after a deadline passed, there is no connection left to return.
+/// [`crate::Tx`]. Each step on it marks it unsettled until its outcome is in. Dropped inside
+/// a transaction, it queues the `ROLLBACK` (as sqlx's own transaction does) and goes back
+/// unsettled, so the pool flushes it at once, off the request path; dropped after a deadline
+/// passed or a connection failure, there is no connection left to return.
 #[derive(Debug)]
 pub struct PgHeld {
-    conn: Option<PoolConnection<Postgres>>,
+    conn: Option<Lent>,
     /// The deadline of each statement run on it (a budgeted read sets its own).
     pub(crate) query_timeout: Duration,
     guard: PgGuard,
@@ -73,12 +74,14 @@ impl PgHeld {
             let mut conn = pool.acquire().await?;
             let pending = guard.checks.load(Ordering::Relaxed);
             if pending > 0 {
+                conn.unsettled = true;
                 let alive = tokio::time::timeout(guard.query_timeout, conn.ping()).await;
                 if !matches!(alive, Ok(Ok(()))) {
-                    drop(conn.detach());
+                    conn.discard();
                     guard.connection_failed();
                     continue;
                 }
+                conn.unsettled = false;
                 let _ = guard.checks.compare_exchange(
                     pending,
                     pending - 1,
@@ -142,11 +145,25 @@ impl PgHeld {
         Ok(())
     }
 
-    /// The connection, unless an earlier deadline discarded it.
+    /// The connection for one step, marked unsettled until [`PgHeld::settle`] has its
+    /// outcome; unless an earlier deadline or failure discarded it.
     pub(crate) fn conn(&mut self) -> Result<&mut PgConnection, DbFailure> {
-        self.conn.as_deref_mut().ok_or_else(|| {
-            DbFailure::Unavailable("the connection was discarded after a timeout".into())
-        })
+        match self.conn.as_mut() {
+            Some(lent) => {
+                lent.unsettled = true;
+                Ok(lent)
+            }
+            None => Err(DbFailure::Unavailable(
+                "the connection was discarded after a timeout or a connection failure".into(),
+            )),
+        }
+    }
+
+    /// The connection goes, its socket closed at once (its state is unknown).
+    fn discard(&mut self) {
+        if let Some(lent) = self.conn.take() {
+            lent.discard();
+        }
     }
 
     /// The outcome of one step run under `deadline`: past it, the connection is discarded.
@@ -158,16 +175,22 @@ impl PgHeld {
         match outcome {
             Ok(Err(e)) if is_connection_failure(&e) => {
                 self.guard.connection_failed();
+                self.discard();
                 Err(e.into())
             }
-            Ok(done) => Ok(done?),
+            Ok(done) => {
+                // the step's outcome is in (an error's pending `ReadyForQuery` is read by
+                // the next step before it starts)
+                if let Some(lent) = self.conn.as_mut() {
+                    lent.unsettled = false;
+                }
+                Ok(done?)
+            }
             Err(_) => {
                 self.guard.connection_failed();
-                if let Some(conn) = self.conn.take() {
-                    // detached and dropped: the socket closes at once, the pool may open a
-                    // replacement, and nothing waits on a peer that does not answer
-                    drop(conn.detach());
-                }
+                // the socket closes at once, the pool may open a replacement, and nothing
+                // waits on a peer that does not answer
+                self.discard();
                 Err(DbFailure::Unavailable(format!(
                     "PostgreSQL did not answer within {deadline:?}; the connection was discarded"
                 )))
@@ -179,9 +202,10 @@ impl PgHeld {
 impl Drop for PgHeld {
     fn drop(&mut self) {
         if self.in_transaction
-            && let Some(conn) = self.conn.as_deref_mut()
+            && let Some(lent) = self.conn.as_mut()
         {
-            PgTransactionManager::start_rollback(conn);
+            PgTransactionManager::start_rollback(lent);
+            lent.unsettled = true;
         }
     }
 }

