@@ -1,7 +1,8 @@
 //! sqlkit: the sqlx plumbing every product store shares, so it exists once. It owns the
 //! classification of `sqlx::Error` ([`DbFailure`]), embedded migrations ([`Embedded`]), typed
 //! column access ([`Cols`]), opening SQLite and PostgreSQL pools ([`open_sqlite`],
-//! [`open_postgres`]; PostgreSQL statements under a client-side deadline, see
+//! [`open_postgres`]: PostgreSQL's is [`PgPool`], which lends a settled connection again without
+//! a round trip; its statements run under a client-side deadline, see
 //! [`PoolSettings::query_timeout`]) and the one database handle every store runs its statements through
 //! ([`Db`], [`Tx`], [`Row`], [`sql`]) and reads under a time budget the database enforces
 //! ([`BudgetedRead`]), short SQLite reads answered in place on the calling thread

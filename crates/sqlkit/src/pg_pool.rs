@@ -218,13 +218,26 @@ impl Shared {
             self.close_in_background(conn, permit);
             return;
         }
-        self.lock_idle().push_back(Idle {
-            conn,
-            born,
-            since: Instant::now(),
-        });
+        let stale: Vec<Idle> = {
+            let mut idle = self.lock_idle();
+            idle.push_back(Idle {
+                conn,
+                born,
+                since: Instant::now(),
+            });
+            // the least recently used are at the front: those unused for the idle timeout
+            // are closed, so a quiet pool shrinks back (acquires take from the back)
+            let unused = idle
+                .iter()
+                .take_while(|i| i.since.elapsed() >= IDLE_TIMEOUT)
+                .count();
+            idle.drain(..unused).collect()
+        };
         // after the push: whoever takes this permit finds the connection idle
         drop(permit);
+        for idle in stale {
+            self.close_in_background(idle.conn, None);
+        }
     }
 }
 

@@ -126,8 +126,9 @@ pub async fn open_sqlite(url: &str, settings: &PoolSettings) -> Result<SqlitePoo
     Ok(pool.connect_with(connect).await?)
 }
 
-/// Connects to the PostgreSQL database at `url` (`postgres://…`); every connection carries
-/// `statement_timeout` and `lock_timeout`.
+/// Connects to the PostgreSQL database at `url` (`postgres://…`): a [`PgPool`] of at most
+/// `max_connections`, whose connections carry `statement_timeout` and `lock_timeout`, and
+/// whose flush of an unsettled connection is bounded by `query_timeout`.
 pub async fn open_postgres(url: &str, settings: &PoolSettings) -> Result<PgPool, DbFailure> {
     let connect = PgConnectOptions::from_str(url)?.options([
         ("statement_timeout", millis(settings.statement_timeout)),

@@ -922,14 +922,30 @@ async fn write_fresh(
     fresh: &[&NewBattle],
     mut report: Ingested,
 ) -> Result<Ingested, StoreError> {
-    // The battle rows first: the observations reference them.
+    // The stored ones first, locked (PostgreSQL) before anything reads their other
+    // observations, so two logs that re-sight one battle at once take turns. With each body
+    // comes whether another observer already decided the battle (the population's rollup
+    // counts a battle decided once): a lookup of its observations by `battle_id`, per battle,
+    // so the plan is that index's on both backends whatever the statistics say (an `IN (…)`
+    // list over the observations was planned as a full scan by a PostgreSQL that had not
+    // analyzed them yet). Only the battles not stored yet are sent to be inserted, in key
+    // order: a re-sighting's body does not travel to the database twice.
+    let mut stored = StoredBattles::default();
+    let ids: Vec<&str> = fresh.iter().map(|b| b.battle_id.as_str()).collect();
+    stored.read(tx, &ids).await?;
+    let mut unseen: Vec<&&NewBattle> = fresh
+        .iter()
+        .filter(|b| !stored.bodies.contains_key(&b.battle_id))
+        .collect();
+    unseen.sort_by(|a, b| a.battle_id.cmp(&b.battle_id));
+    // The battle rows before the observations, which reference them.
     let new_ids: HashSet<String> = batch::values(
         tx,
         "INSERT INTO battles (battle_id, battle_time, battle_type, mode, game_mode_id, body, \
          first_observed_at) VALUES ",
         7,
         " ON CONFLICT (battle_id) DO NOTHING RETURNING battle_id",
-        fresh,
+        &unseen,
         |b| {
             vec![
                 b.battle_id.as_str().into(),
@@ -946,36 +962,17 @@ async fn write_fresh(
     .iter()
     .map(|r| r.text("battle_id"))
     .collect::<Result<_, _>>()?;
-    let resighted: Vec<&str> = fresh
+    // Stored by another writer between the read and the insert: read (and lock) them too.
+    let raced: Vec<&str> = unseen
         .iter()
         .map(|b| b.battle_id.as_str())
         .filter(|id| !new_ids.contains(*id))
         .collect();
-    // Locked (PostgreSQL) before anything reads their other observations, so two logs that
-    // re-sight one battle at once take turns. With each body comes whether another observer
-    // already decided the battle (the population's rollup counts a battle decided once): a
-    // lookup of its observations by `battle_id`, per battle, so the plan is that index's on
-    // both backends whatever the statistics say (an `IN (…)` list over the observations
-    // was planned as a full scan by a PostgreSQL that had not analyzed them yet).
-    let lock = tx.backend().row_lock();
-    let mut stored: HashMap<String, String> = HashMap::new();
-    let mut decided_before: HashSet<String> = HashSet::new();
-    for r in batch::keyed(
-        tx,
-        "SELECT b.battle_id, b.body, EXISTS (SELECT 1 FROM battle_players d \
-         WHERE d.battle_id = b.battle_id AND d.outcome IN ('win', 'loss')) AS decided \
-         FROM battles b WHERE b.battle_id IN (",
-        &format!("){lock}"),
-        &resighted,
-    )
-    .await?
-    {
-        let id = r.text("battle_id")?;
-        if r.flag("decided")? {
-            decided_before.insert(id.clone());
-        }
-        stored.insert(id, r.text("body")?);
-    }
+    stored.read(tx, &raced).await?;
+    let StoredBattles {
+        bodies: stored,
+        decided: decided_before,
+    } = stored;
     let observed: HashSet<String> = batch::values(
         tx,
         "INSERT INTO battle_players (player_tag, battle_id, battle_time, mode, game_mode_id, \
@@ -1043,6 +1040,38 @@ async fn write_fresh(
     super::meta_reads::write_games(tx, player, &games).await?;
     days.write(tx).await?;
     Ok(report)
+}
+
+/// Stored battles of a log, read by [`StoredBattles::read`]: their bodies, and which of them
+/// another observer already decided.
+#[derive(Default)]
+struct StoredBattles {
+    bodies: HashMap<String, String>,
+    decided: HashSet<String>,
+}
+
+impl StoredBattles {
+    /// Adds the stored ones of `ids`, locked on PostgreSQL until the transaction ends.
+    async fn read(&mut self, tx: &mut Tx, ids: &[&str]) -> Result<(), StoreError> {
+        let lock = tx.backend().row_lock();
+        for r in batch::keyed(
+            tx,
+            "SELECT b.battle_id, b.body, EXISTS (SELECT 1 FROM battle_players d \
+             WHERE d.battle_id = b.battle_id AND d.outcome IN ('win', 'loss')) AS decided \
+             FROM battles b WHERE b.battle_id IN (",
+            &format!("){lock}"),
+            ids,
+        )
+        .await?
+        {
+            let id = r.text("battle_id")?;
+            if r.flag("decided")? {
+                self.decided.insert(id.clone());
+            }
+            self.bodies.insert(id, r.text("body")?);
+        }
+        Ok(())
+    }
 }
 
 /// A re-sighting of a stored battle (from another player's log) fills only what the stored

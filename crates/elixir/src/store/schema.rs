@@ -82,6 +82,11 @@ pub const POSTGRES_MIGRATIONS: Embedded = Embedded(&[
         "games by player",
         include_str!("../../migrations/postgres/2000007_games_by_player.sql"),
     ),
+    (
+        2_000_008,
+        "battle bodies in lz4",
+        include_str!("../../migrations/postgres/2000008_battle_bodies_lz4.sql"),
+    ),
 ]);
 
 /// Elixir's schema. mcp-oauth's migrations share the database (and its `_sqlx_migrations`

@@ -563,6 +563,57 @@ async fn ingest_is_idempotent_and_one_battle_is_one_row(url: &str) {
     );
 }
 
+/// Eight logs stored at once (as several instances' recorders would), every one holding the
+/// same 16 battles and 4 of its own: each shared battle is one row with eight observations,
+/// and no writer fails (no deadlock, no duplicate) whichever inserts a battle first.
+async fn logs_stored_at_once_share_their_battles(url: &str) {
+    let store = open(url).await;
+    let shared: Vec<String> = (0..16).map(|i| format!("shared-{i:02}")).collect();
+    let mut writers = tokio::task::JoinSet::new();
+    for p in 0..8 {
+        let store = store.clone();
+        let shared = shared.clone();
+        writers.spawn(async move {
+            let me = tag(10 + p);
+            // each log lists the shared battles in an order of its own
+            let mut log: Vec<NewBattle> = shared
+                .iter()
+                .enumerate()
+                .map(|(i, id)| {
+                    let body = json!({"battle_id": id, "team": [{"tag": me}]});
+                    battle(id, T + i as i64 * 1_000, &me, "#QQQ", body)
+                })
+                .collect();
+            log.rotate_left(p * 2);
+            for own in 0..4 {
+                let id = format!("own-{p}-{own}");
+                let body = json!({"battle_id": id});
+                log.push(battle(&id, T + 100_000 + own as i64, &me, "#QQQ", body));
+            }
+            store.ingest_battles(&me, None, T + 500_000, &log).await
+        });
+    }
+    let mut new_battles = 0;
+    for done in writers.join_all().await {
+        let ingested = done.unwrap();
+        assert_eq!(ingested.new_observations, 20);
+        new_battles += ingested.new_battles;
+    }
+    assert_eq!(
+        new_battles,
+        16 + 8 * 4,
+        "each battle is new to exactly one log"
+    );
+    assert_eq!(
+        store.corpus_counts(T + 600_000).await.unwrap().battles,
+        16 + 8 * 4
+    );
+    for p in 0..8 {
+        let q = BattleQuery::default();
+        assert_eq!(store.count_battles(&tag(10 + p), &q).await.unwrap(), 20);
+    }
+}
+
 async fn clan_stints_open_and_close(url: &str) {
     let store = open(url).await;
     let row = ClanRow {
@@ -607,5 +658,6 @@ on_both_backends!(
     nicknames_and_identities,
     two_recorders_never_lease_one_subject,
     ingest_is_idempotent_and_one_battle_is_one_row,
+    logs_stored_at_once_share_their_battles,
     clan_stints_open_and_close,
 );
