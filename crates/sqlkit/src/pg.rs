@@ -211,7 +211,7 @@ impl Drop for PgHeld {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::time::{Duration, Instant};
 
     use testkit::proxy::{Proxy, target_of};
@@ -230,14 +230,19 @@ mod tests {
     /// Generous against a loaded machine, far below the server's 5 s statement timeout.
     const SOON: Duration = Duration::from_millis(1500);
 
-    fn unavailable<T: std::fmt::Debug>(result: Result<T, DbFailure>, what: &str) -> String {
+    /// The message of an `Unavailable` failure; anything else fails the test, naming `what`.
+    pub(crate) fn unavailable<T: std::fmt::Debug>(
+        result: Result<T, DbFailure>,
+        what: &str,
+    ) -> String {
         match result {
             Err(DbFailure::Unavailable(message)) => message,
             other => panic!("{what}: expected Unavailable, got {other:?}"),
         }
     }
 
-    async fn answers(db: &Db) -> i64 {
+    /// The answer of a one-row statement: 7.
+    pub(crate) async fn answers(db: &Db) -> i64 {
         sql("SELECT CAST(7 AS BIGINT) AS n")
             .fetch_one(db)
             .await

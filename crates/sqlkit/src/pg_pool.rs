@@ -350,7 +350,8 @@ fn timed_out(after: Duration) -> DbFailure {
 mod tests {
     use std::time::{Duration, Instant};
 
-    use crate::{Cols, Db, DbFailure, PoolSettings, sql};
+    use crate::pg::tests::{answers, unavailable};
+    use crate::{Db, DbFailure, PoolSettings, sql};
 
     fn settings(max_connections: u32) -> PoolSettings {
         PoolSettings {
@@ -364,15 +365,6 @@ mod tests {
         Some(Db::open(&url, &settings(max_connections)).await.unwrap())
     }
 
-    async fn seven(db: &Db) -> i64 {
-        sql("SELECT CAST(7 AS BIGINT) AS n")
-            .fetch_one(db)
-            .await
-            .unwrap()
-            .int("n")
-            .unwrap()
-    }
-
     /// A statement that settled gives its connection straight back: idle again before
     /// anything else runs, so no round trip was made to check it.
     #[tokio::test]
@@ -381,7 +373,7 @@ mod tests {
             return;
         };
         for _ in 0..3 {
-            assert_eq!(seven(&db).await, 7);
+            assert_eq!(answers(&db).await, 7);
             assert_eq!(db.pool_use(), (1, 1));
         }
         let mut conn = db.acquire().await.unwrap();
@@ -393,7 +385,7 @@ mod tests {
         let failed = sql("SELECT * FROM no_such_table").execute(&db).await;
         assert!(matches!(failed, Err(DbFailure::Internal(_))), "{failed:?}");
         assert_eq!(db.pool_use(), (1, 1));
-        assert_eq!(seven(&db).await, 7);
+        assert_eq!(answers(&db).await, 7);
     }
 
     /// A transaction dropped without a commit releases its row locks at once (its
@@ -432,7 +424,7 @@ mod tests {
             }
         }
         // and its connection is back, usable
-        assert_eq!(seven(&db).await, 7);
+        assert_eq!(answers(&db).await, 7);
         assert!(db.pool_use().0 <= 2);
     }
 
@@ -450,7 +442,7 @@ mod tests {
         .await;
         assert!(given_up.is_err(), "the sleep finished within 50 ms");
         // the connection comes back once the sleep is over (within the acquire timeout)
-        assert_eq!(seven(&db).await, 7);
+        assert_eq!(answers(&db).await, 7);
         assert_eq!(db.pool_use(), (1, 1));
     }
 
@@ -488,19 +480,15 @@ mod tests {
         };
         let held = db.acquire().await.unwrap();
         let started = Instant::now();
-        match db.acquire().await {
-            Err(DbFailure::Unavailable(message)) => {
-                assert!(message.contains("pool timed out"), "{message}");
-            }
-            other => panic!("expected Unavailable, got {other:?}"),
-        }
+        let message = unavailable(db.acquire().await, "a second acquire");
+        assert!(message.contains("pool timed out"), "{message}");
         let waited = started.elapsed();
         assert!(
             waited >= Duration::from_millis(350) && waited < Duration::from_secs(3),
             "{waited:?}"
         );
         drop(held);
-        assert_eq!(seven(&db).await, 7);
+        assert_eq!(answers(&db).await, 7);
     }
 
     /// Closing waits for the lent connections, closes every one, and refuses acquires after.
@@ -525,11 +513,7 @@ mod tests {
             .expect("close finished")
             .unwrap();
         assert_eq!(db.pool_use(), (0, 0));
-        match db.acquire().await {
-            Err(DbFailure::Unavailable(message)) => {
-                assert!(message.contains("closed"), "{message}")
-            }
-            other => panic!("expected Unavailable, got {other:?}"),
-        }
+        let message = unavailable(db.acquire().await, "an acquire after close");
+        assert!(message.contains("closed"), "{message}");
     }
 }
