@@ -108,8 +108,13 @@ async fn n11_parallel_guesses_never_outnumber_the_limit(backend: Backend) {
         .await
         .unwrap()
         .unwrap();
+    let mut statuses = std::collections::BTreeMap::new();
+    for (_, r) in &answers {
+        *statuses.entry(r.status.as_u16()).or_insert(0) += 1;
+    }
     eprintln!(
-        "burst of {GUESSES}: {} \"not right\", {} redirect, {} attempts stored, {elapsed:?}",
+        "burst of {GUESSES}: {} \"not right\", {} redirect, {} attempts stored, {elapsed:?}, \
+         statuses {statuses:?}",
         not_right.len(),
         redirects.len(),
         stored.attempts
