@@ -24,10 +24,19 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use crate::DbFailure;
 
-/// A connection is closed instead of lent once it is this old (sqlx's default).
-const MAX_LIFETIME: Duration = Duration::from_secs(30 * 60);
-/// An idle connection is closed instead of lent after this long unused (sqlx's default).
-const IDLE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+/// How long connections live: closed instead of lent (or kept idle) once `max_lifetime` old,
+/// and closed when unused for `idle_timeout`.
+#[derive(Debug, Clone, Copy)]
+struct Lifetimes {
+    max_lifetime: Duration,
+    idle_timeout: Duration,
+}
+
+/// sqlx's defaults: 30 minutes, 10 minutes.
+const LIFETIMES: Lifetimes = Lifetimes {
+    max_lifetime: Duration::from_secs(30 * 60),
+    idle_timeout: Duration::from_secs(10 * 60),
+};
 
 /// A pool of PostgreSQL connections; cloning shares it.
 #[derive(Clone)]
@@ -45,6 +54,7 @@ struct Shared {
     closed: AtomicBool,
     /// Wakes [`PgPool::close`] when a connection is gone.
     gone: Notify,
+    lifetimes: Lifetimes,
     acquire_timeout: Duration,
     /// The deadline of the flush of an unsettled connection.
     flush_timeout: Duration,
@@ -76,6 +86,23 @@ impl PgPool {
         acquire_timeout: Duration,
         flush_timeout: Duration,
     ) -> Result<Self, DbFailure> {
+        Self::open_with(
+            connect,
+            max_connections,
+            acquire_timeout,
+            flush_timeout,
+            LIFETIMES,
+        )
+        .await
+    }
+
+    async fn open_with(
+        connect: PgConnectOptions,
+        max_connections: u32,
+        acquire_timeout: Duration,
+        flush_timeout: Duration,
+        lifetimes: Lifetimes,
+    ) -> Result<Self, DbFailure> {
         let pool = Self {
             shared: Arc::new(Shared {
                 connect,
@@ -84,6 +111,7 @@ impl PgPool {
                 open: AtomicU32::new(0),
                 closed: AtomicBool::new(false),
                 gone: Notify::new(),
+                lifetimes,
                 acquire_timeout,
                 flush_timeout,
             }),
@@ -107,7 +135,11 @@ impl PgPool {
             Err(_) => return Err(timed_out(shared.acquire_timeout)),
         };
         while let Some(idle) = shared.take_idle() {
-            if idle.born.elapsed() < MAX_LIFETIME && idle.since.elapsed() < IDLE_TIMEOUT {
+            let Lifetimes {
+                max_lifetime,
+                idle_timeout,
+            } = shared.lifetimes;
+            if idle.born.elapsed() < max_lifetime && idle.since.elapsed() < idle_timeout {
                 return Ok(self.lend(idle.conn, idle.born, permit));
             }
             shared.close_now(idle.conn).await;
@@ -229,7 +261,7 @@ impl Shared {
             // are closed, so a quiet pool shrinks back (acquires take from the back)
             let unused = idle
                 .iter()
-                .take_while(|i| i.since.elapsed() >= IDLE_TIMEOUT)
+                .take_while(|i| i.since.elapsed() >= self.lifetimes.idle_timeout)
                 .count();
             idle.drain(..unused).collect()
         };
@@ -306,7 +338,7 @@ impl Drop for Lent {
             return;
         };
         let (shared, born, permit) = (self.shared.clone(), self.born, self.permit.take());
-        if conn_is_old(born) {
+        if born.elapsed() >= shared.lifetimes.max_lifetime {
             shared.close_in_background(conn, permit);
             return;
         }
@@ -330,10 +362,6 @@ impl Drop for Lent {
             }
         });
     }
-}
-
-fn conn_is_old(born: Instant) -> bool {
-    born.elapsed() >= MAX_LIFETIME
 }
 
 fn closed() -> DbFailure {
@@ -489,6 +517,55 @@ mod tests {
         );
         drop(held);
         assert_eq!(answers(&db).await, 7);
+    }
+
+    async fn pid(conn: &mut super::Lent) -> i32 {
+        use sqlx::Row as _;
+        sqlx::query("SELECT pg_backend_pid() AS pid")
+            .fetch_one(&mut **conn)
+            .await
+            .unwrap()
+            .get("pid")
+    }
+
+    /// Connections unused for the idle timeout are closed when another comes back, and one
+    /// past its lifetime is replaced instead of lent.
+    #[tokio::test]
+    async fn idle_and_old_connections_are_closed() {
+        let Some(url) = testkit::db::fresh_postgres().await else {
+            return;
+        };
+        let connect: sqlx::postgres::PgConnectOptions = url.parse().unwrap();
+        let lifetimes = super::Lifetimes {
+            max_lifetime: Duration::from_millis(800),
+            idle_timeout: Duration::from_millis(300),
+        };
+        let second = Duration::from_secs(1);
+        let pool = super::PgPool::open_with(connect, 4, second, second, lifetimes)
+            .await
+            .unwrap();
+        let (a, b) = (pool.acquire().await.unwrap(), pool.acquire().await.unwrap());
+        drop(a);
+        drop(b);
+        assert_eq!(pool.usage(), (2, 2));
+        tokio::time::sleep(Duration::from_millis(450)).await;
+        // both were idle past the timeout: the acquire closes them and opens another
+        let mut c = pool.acquire().await.unwrap();
+        let first = pid(&mut c).await;
+        drop(c);
+        assert_eq!(pool.usage(), (1, 1));
+        // used every 50 ms it is never idle that long, but past its lifetime it is closed
+        // when it comes back, and the next acquire opens another
+        let started = Instant::now();
+        let mut seen = vec![first];
+        while started.elapsed() < Duration::from_millis(1300) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let mut conn = pool.acquire().await.unwrap();
+            seen.push(pid(&mut conn).await);
+        }
+        assert_eq!(seen[1], first, "reused while young");
+        assert_ne!(seen.last(), Some(&first), "replaced once old: {seen:?}");
+        assert!(pool.usage().0 <= 2, "{:?}", pool.usage());
     }
 
     /// Closing waits for the lent connections, closes every one, and refuses acquires after.
