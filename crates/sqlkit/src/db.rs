@@ -496,12 +496,12 @@ impl Db {
     ) -> Result<(), DbFailure> {
         match self {
             Db::Sqlite(pool, _) => sqlite.migrator(ignore_missing).await?.run(pool).await?,
-            Db::Postgres(pool, _) => {
+            Db::Postgres(pool, guard) => {
                 let migrator = postgres.migrator(ignore_missing).await?;
-                let mut conn = pool.acquire().await?;
-                conn.unsettled = true;
-                migrator.run_direct(&mut *conn).await?;
-                conn.unsettled = false;
+                // the connection stays marked unsettled (no deadline settles it), so the pool
+                // flushes it once when it goes back: a migration is rare
+                let mut held = PgHeld::acquire(pool, guard).await?;
+                migrator.run_direct(held.conn()?).await?;
             }
         }
         Ok(())

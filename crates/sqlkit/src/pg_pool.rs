@@ -226,11 +226,14 @@ impl Shared {
                     drop(permit);
                 });
             }
-            Err(_) => {
-                drop(conn);
-                self.forget();
-            }
+            Err(_) => self.lose(conn),
         }
+    }
+
+    /// Drops `conn` without a word to the server (its socket closes) and forgets it.
+    fn lose(&self, conn: PgConnection) {
+        drop(conn);
+        self.forget();
     }
 
     /// A connection is gone (closed, or dropped with its socket).
@@ -297,15 +300,8 @@ impl Lent {
     /// Closes the socket at once and gives the slot back: for a connection whose state is
     /// unknown (a deadline passed in the middle of a step).
     pub(crate) fn discard(mut self) {
-        if self.conn.take().is_some() {
-            self.shared.forget();
-        }
-    }
-
-    fn conn_ref(&self) -> &PgConnection {
-        match &self.conn {
-            Some(conn) => conn,
-            None => unreachable_conn(),
+        if let Some(conn) = self.conn.take() {
+            self.shared.lose(conn);
         }
     }
 }
@@ -319,7 +315,10 @@ fn unreachable_conn() -> ! {
 impl Deref for Lent {
     type Target = PgConnection;
     fn deref(&self) -> &PgConnection {
-        self.conn_ref()
+        match &self.conn {
+            Some(conn) => conn,
+            None => unreachable_conn(),
+        }
     }
 }
 
@@ -347,18 +346,14 @@ impl Drop for Lent {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            drop(conn);
-            shared.forget();
+            shared.lose(conn);
             return;
         };
         runtime.spawn(async move {
             // the permit stays taken until the connection is idle or gone
             match tokio::time::timeout(shared.flush_timeout, conn.ping()).await {
                 Ok(Ok(())) => shared.give_back(conn, born, permit),
-                _ => {
-                    drop(conn);
-                    shared.forget();
-                }
+                _ => shared.lose(conn),
             }
         });
     }
