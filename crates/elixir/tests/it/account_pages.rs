@@ -52,6 +52,8 @@ async fn an_agent_has_its_own_page(url: &str) {
             .status,
         401
     );
+    // the audit row of the call is written off the request path, in batches
+    server.state.services.audit.flush().await;
 
     let page = browser.get(&path).await;
     assert_eq!(page.status, 200, "{}", page.body);
