@@ -431,6 +431,30 @@ impl Battle {
         }
     }
 
+    /// The battle as `tag`'s own log shows it: `tag`'s side on `team` with `tag` first among
+    /// teammates, each participant's side and the boat's result and role turned with it.
+    /// Unchanged when `tag` did not play.
+    pub fn turned_to(mut self, tag: &Tag) -> Battle {
+        if self.side_of(tag) == Some(Side::Opponent) {
+            std::mem::swap(&mut self.team, &mut self.opponent);
+            for p in self.team.iter_mut().chain(self.opponent.iter_mut()) {
+                p.side = p.side.other();
+            }
+            if let Some(boat) = self.boat.as_mut() {
+                boat.won = boat.won.map(|w| !w);
+                boat.side = boat.side.as_deref().map(|s| match s {
+                    "attacker" => "defender".to_owned(),
+                    "defender" => "attacker".to_owned(),
+                    other => other.to_owned(),
+                });
+            }
+        }
+        if let Some(i) = self.team.iter().position(|p| p.tag.as_ref() == Some(tag)) {
+            self.team.swap(0, i);
+        }
+        self
+    }
+
     /// The participant with `tag`, on either side.
     pub fn participant(&self, tag: &Tag) -> Option<&Participant> {
         self.team

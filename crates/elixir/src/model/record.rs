@@ -241,6 +241,10 @@ pub struct NewBattle {
     pub game_mode_id: Option<i64>,
     /// The normalized battle as JSON.
     pub body: String,
+    /// The same battle as each other tagged participant's log shows it (JSON of
+    /// `Battle::turned_to`): a re-sighting whose stored body is one of these has nothing to
+    /// fill, so the store compares strings instead of parsing both bodies.
+    pub views: Vec<String>,
     pub observer: BattleSide,
     /// The games the observer's side counts as in deck and card rows (SURFACE §3.4): one for
     /// a battle, one per round for a duel.

@@ -44,8 +44,18 @@ pub fn new_battles(observer: &Tag, battles: &[Battle]) -> Result<Vec<NewBattle>,
             .iter()
             .find_map(|p| p.tag.as_ref())
             .map(Tag::to_string);
-        let body = serde_json::to_string(battle)
-            .map_err(|e| RecorderError::Encode(format!("battle {}: {e}", battle.battle_id)))?;
+        let encode = |b: &Battle| {
+            serde_json::to_string(b)
+                .map_err(|e| RecorderError::Encode(format!("battle {}: {e}", battle.battle_id)))
+        };
+        let body = encode(battle)?;
+        let views = battle
+            .team
+            .iter()
+            .chain(&battle.opponent)
+            .filter_map(|p| p.tag.as_ref().filter(|t| *t != observer))
+            .map(|t| encode(&battle.clone().turned_to(t)))
+            .collect::<Result<_, _>>()?;
         rows.push(NewBattle {
             battle_id: battle.battle_id.clone(),
             battle_time: battle.battle_time.as_millisecond(),
@@ -53,6 +63,7 @@ pub fn new_battles(observer: &Tag, battles: &[Battle]) -> Result<Vec<NewBattle>,
             mode: battle.mode.as_str().to_owned(),
             game_mode_id: battle.game_mode.as_ref().map(|g| g.id),
             body,
+            views,
             observer: BattleSide {
                 player_tag: observer.to_string(),
                 side: side_name(me.side).to_owned(),

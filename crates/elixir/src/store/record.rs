@@ -1017,7 +1017,13 @@ async fn write_fresh(
             if decided && !decided_before.contains(&b.battle_id) {
                 days.add(b.battle_time, &b.mode, 0, 1);
             }
-            if let Some(body) = stored.get(&b.battle_id).and_then(|s| filled_body(s, b)) {
+            // Most re-sightings carry what the first observer's log did: the stored body is
+            // then this log's battle turned to that observer, and there is nothing to fill.
+            if let Some(body) = stored
+                .get(&b.battle_id)
+                .filter(|s| !b.views.contains(s))
+                .and_then(|s| filled_body(s, b))
+            {
                 filled.push((b.battle_id.as_str(), body));
             }
         }

@@ -43,6 +43,11 @@ pub const SQLITE_MIGRATIONS: Embedded = Embedded(&[
         "games by player",
         include_str!("../../migrations/sqlite/2000007_games_by_player.sql"),
     ),
+    (
+        2_000_008,
+        "observations without foreign-key checks",
+        include_str!("../../migrations/sqlite/2000008_observations_without_fk_checks.sql"),
+    ),
 ]);
 
 /// Elixir's PostgreSQL migrations, in order.
@@ -86,6 +91,11 @@ pub const POSTGRES_MIGRATIONS: Embedded = Embedded(&[
         2_000_008,
         "battle bodies in lz4",
         include_str!("../../migrations/postgres/2000008_battle_bodies_lz4.sql"),
+    ),
+    (
+        2_000_009,
+        "observations without foreign-key checks",
+        include_str!("../../migrations/postgres/2000009_observations_without_fk_checks.sql"),
     ),
 ]);
 

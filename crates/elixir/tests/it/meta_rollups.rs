@@ -3,7 +3,9 @@
 //! game answers (windows on and off day boundaries, inside one day, every mode list);
 //! re-ingesting the same logs leaves them as they were; and a database recorded before the
 //! meta index existed (migrations up to 2000004, then 2000005) is filled by the migration:
-//! `battle_games` from the stored battles, the rollups from those games.
+//! `battle_games` from the stored battles, the rollups from those games; the migration that
+//! drops the observations' foreign keys keeps every row, index and answer, and the ingest
+//! alone keeps every observation's battle.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -338,7 +340,148 @@ async fn the_migration_fills_what_was_recorded_before_it(url: &str) {
     );
 }
 
+/// Foreign keys declared on a table of the record, as (table, referenced table).
+async fn foreign_keys(db: &Db, url: &str) -> Vec<(String, String)> {
+    let statement = if url.starts_with("sqlite") {
+        "SELECT m.name AS child, f.\"table\" AS parent FROM sqlite_master m, \
+         pragma_foreign_key_list(m.name) f \
+         WHERE m.type = 'table' AND m.name IN ('battle_players', 'battle_games') \
+         ORDER BY child"
+    } else {
+        "SELECT c.conrelid::regclass::text AS child, c.confrelid::regclass::text AS parent \
+         FROM pg_constraint c WHERE c.contype = 'f' \
+         AND c.conrelid::regclass::text IN ('battle_players', 'battle_games') ORDER BY child"
+    };
+    sql(statement)
+        .fetch_all(db)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.text("child").unwrap(), r.text("parent").unwrap()))
+        .collect()
+}
+
+/// The rows of `table`.
+async fn count(db: &Db, table: &str) -> i64 {
+    sql(format!("SELECT COUNT(*) AS n FROM {table}"))
+        .fetch_one(db)
+        .await
+        .unwrap()
+        .int("n")
+        .unwrap()
+}
+
+/// Observations and games whose battle row is missing (none may exist).
+async fn orphans(db: &Db) -> i64 {
+    sql(
+        "SELECT (SELECT COUNT(*) FROM battle_players o WHERE NOT EXISTS \
+         (SELECT 1 FROM battles b WHERE b.battle_id = o.battle_id)) + \
+         (SELECT COUNT(*) FROM battle_games g WHERE NOT EXISTS \
+         (SELECT 1 FROM battles b WHERE b.battle_id = g.battle_id)) AS n",
+    )
+    .fetch_one(db)
+    .await
+    .unwrap()
+    .int("n")
+    .unwrap()
+}
+
+/// The migration that drops the observations' foreign keys (PostgreSQL 2000009, SQLite
+/// 2000008, which rebuilds both tables) keeps every row, every index and every answer.
+async fn the_observations_lose_their_foreign_keys_and_nothing_else(url: &str) {
+    let logs = logs(6, 10);
+    let db = Db::open_checked(url, &elixir::app::ServeConfig::default().server.db)
+        .await
+        .unwrap();
+    let before = if url.starts_with("sqlite") {
+        2_000_007
+    } else {
+        2_000_008
+    };
+    migrate_to(&db, before).await;
+    assert_eq!(
+        foreign_keys(&db, url).await,
+        [
+            ("battle_games".to_owned(), "battles".to_owned()),
+            ("battle_players".to_owned(), "battles".to_owned())
+        ]
+    );
+    // recorded by the store on the schema before the migration
+    let store = elixir::store::connect(url, &elixir::app::ServeConfig::default().server.db)
+        .await
+        .unwrap();
+    ingest(&store, &logs, 250).await;
+    let rows = (
+        count(&db, "battle_players").await,
+        count(&db, "battle_games").await,
+    );
+    assert!(rows.0 > 0 && rows.1 >= rows.0, "{rows:?}");
+    let all = MetaQuery {
+        from: None,
+        to: T0,
+        modes: None,
+        segment: SegmentFilter::Corpus,
+    };
+    let answer = read(&store, &all).await;
+    assert_eq!(answer.games, expected_games(&logs));
+    store.migrate().await.unwrap();
+    assert_eq!(foreign_keys(&db, url).await, []);
+    assert_eq!(
+        (
+            count(&db, "battle_players").await,
+            count(&db, "battle_games").await
+        ),
+        rows
+    );
+    assert_eq!(read(&store, &all).await, answer);
+    let indexes = sql(if url.starts_with("sqlite") {
+        "SELECT name FROM sqlite_master WHERE type = 'index' \
+         AND tbl_name IN ('battle_players', 'battle_games') AND sql IS NOT NULL ORDER BY name"
+    } else {
+        "SELECT indexname AS name FROM pg_indexes WHERE tablename IN \
+         ('battle_players', 'battle_games') AND indexname NOT LIKE '%pkey' ORDER BY name"
+    })
+    .fetch_all(&db)
+    .await
+    .unwrap()
+    .iter()
+    .map(|r| r.text("name").unwrap())
+    .collect::<Vec<_>>();
+    assert_eq!(
+        indexes,
+        [
+            "battle_games_player",
+            "battle_games_window",
+            "battle_players_battle",
+            "battle_players_clan",
+            "battle_players_time",
+            "battle_players_window"
+        ]
+    );
+    assert_eq!(orphans(&db).await, 0);
+}
+
+/// Without foreign keys the ingest itself holds the invariant: every observation and every
+/// game has its battle row, the world's logs recorded in reads of several sizes.
+async fn every_observation_has_its_battle(url: &str) {
+    let logs = logs(7, 16);
+    let store = open(url).await;
+    ingest(&store, &logs, 7).await;
+    ingest(&store, &logs, 250).await;
+    let db = Db::open_checked(url, &elixir::app::ServeConfig::default().server.db)
+        .await
+        .unwrap();
+    assert_eq!(orphans(&db).await, 0);
+    let observations: usize = logs.iter().map(|(_, _, rows)| rows.len()).sum();
+    assert_eq!(
+        count(&db, "battle_players").await,
+        i64::try_from(observations).unwrap()
+    );
+}
+
 on_both_backends!(
     corpus_rollups_answer_as_every_game,
     the_migration_fills_what_was_recorded_before_it,
+    the_observations_lose_their_foreign_keys_and_nothing_else,
+    every_observation_has_its_battle,
 );

@@ -446,6 +446,7 @@ fn battle(
         mode: "ladder".into(),
         game_mode_id: Some(72_000_006),
         body: body.to_string(),
+        views: Vec::new(),
         observer: BattleSide {
             player_tag: observer.into(),
             side: "team".into(),

@@ -300,3 +300,45 @@ on_both_backends!(
     a_long_silence_is_a_coverage_gap,
     two_recorders_never_read_one_subject_twice,
 );
+
+/// A battle read from two logs: when the logs agree on it, the second log's views hold the
+/// first log's body exactly, so the store's re-sighting compares strings instead of parsing
+/// both bodies (store/record.rs); for every mode the world plays (2v2 partners and duels
+/// included). The fake reports the arena of the log's owner, so some logs disagree.
+#[test]
+fn a_second_log_shows_the_first_logs_body_among_its_views() {
+    use elixir_record::{Battle, Tag};
+    use std::collections::HashMap;
+    let world =
+        World::generate(WorldConfig::new(11, 40, 3, T0 + 2 * 24 * HOUR).with_tracked_opponents())
+            .unwrap();
+    let now = T0 + 2 * 24 * HOUR;
+    // battle id -> (first observer, body)
+    let mut first: HashMap<String, (Tag, String)> = HashMap::new();
+    let (mut agreed, mut matched) = (0, 0);
+    for (index, player) in world.players().iter().enumerate() {
+        let json = testkit::cr_api::render::battlelog_json(&world, index as u32, now);
+        let log = Battle::from_battlelog(json.to_string().as_bytes()).unwrap();
+        let observer = Tag::parse(&player.tag).unwrap();
+        let rows = elixir::recorder::ingest::new_battles(&observer, &log.battles).unwrap();
+        for (battle, b) in log.battles.iter().zip(rows) {
+            assert!(
+                !b.views.contains(&b.body),
+                "a view is another participant's"
+            );
+            let Some((by, body)) = first.get(&b.battle_id) else {
+                first.insert(b.battle_id.clone(), (observer.clone(), b.body));
+                continue;
+            };
+            let stored: Battle = serde_json::from_str(body).unwrap();
+            if stored == battle.clone().turned_to(by) {
+                agreed += 1;
+                matched += usize::from(b.views.contains(body));
+            } else {
+                assert!(!b.views.contains(body));
+            }
+        }
+    }
+    assert!(agreed > 100, "the world's logs share battles: {agreed}");
+    assert_eq!(matched, agreed, "every agreeing re-sighting matches a view");
+}

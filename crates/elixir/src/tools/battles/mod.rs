@@ -395,25 +395,10 @@ pub struct Played {
 
 impl Played {
     /// `battle` as stored, turned so `tag` is on `team`, first among teammates.
-    pub fn turned(mut battle: Battle, tag: &Tag) -> Played {
-        if battle.side_of(tag) == Some(Side::Opponent) {
-            std::mem::swap(&mut battle.team, &mut battle.opponent);
-            for p in battle.team.iter_mut().chain(battle.opponent.iter_mut()) {
-                p.side = p.side.other();
-            }
-            if let Some(boat) = battle.boat.as_mut() {
-                boat.won = boat.won.map(|w| !w);
-                boat.side = boat.side.as_deref().map(|s| match s {
-                    "attacker" => "defender".to_owned(),
-                    "defender" => "attacker".to_owned(),
-                    other => other.to_owned(),
-                });
-            }
+    pub fn turned(battle: Battle, tag: &Tag) -> Played {
+        Played {
+            battle: battle.turned_to(tag),
         }
-        if let Some(i) = battle.team.iter().position(|p| p.tag.as_ref() == Some(tag)) {
-            battle.team.swap(0, i);
-        }
-        Played { battle }
     }
 
     /// The subject's outcome.
