@@ -11,8 +11,10 @@
 # the same `result` for one token (and HTTP 401 for a wrong one), then measures
 # get_play_context with `loadgen run` at each client count -- the peer first, then Sidequest,
 # on the same tokens -- and prints req/s, p50, p99, server and PostgreSQL CPU per request and
-# the ratio Sidequest/peer. The database is dropped and both servers stopped on exit. Nothing
-# is built: it needs target/release/{sidequest,loadgen}.
+# the ratio Sidequest/peer; with wrk installed, the same again driven by wrk (bench/wrk-read.lua,
+# every answer checked; the issue's figure: a wrk-style client costs less CPU a request than
+# loadgen, so more of the machine is left to the servers). The database is dropped and both
+# servers stopped on exit. Nothing is built: it needs target/release/{sidequest,loadgen}.
 #
 # Knobs (environment): DURATION (s, measured window, default 15), WARMUP (s, default 3),
 # CLIENTS ("8 64"), PG_URL (server, default postgres://postgres@127.0.0.1:5432; the database is
@@ -22,7 +24,7 @@
 # (psycopg connections per peer process, default 16), SQ_POOL (Sidequest's
 # --db-max-connections, default 16), READ_CACHE_BYTES (Sidequest's --read-cache-bytes; unset:
 # its default; 0: no cache of rendered reads, so that it reads the database on every call as
-# the peer does).
+# the peer does), USE_WRK (1 when wrk is installed, 0: loadgen only).
 set -euo pipefail
 
 DURATION=${DURATION:-15}
@@ -33,6 +35,7 @@ PG_ADMIN_DB=${PG_ADMIN_DB:-postgres}
 PEER_WORKERS=${PEER_WORKERS:-1}
 PEER_POOL=${PEER_POOL:-16}
 SQ_POOL=${SQ_POOL:-16}
+if command -v wrk >/dev/null; then USE_WRK=${USE_WRK:-1}; else USE_WRK=0; fi
 
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -163,25 +166,40 @@ measure() {
         --server-pid "$3" --cpu-name postgres --cpu-name sq-peer --json >"$OUT/$1.json"
 }
 for c in $CLIENTS; do measure "peer-$c" "$PEER_URL" "$peer" "$c"; done
+if (( USE_WRK )); then
+    for c in $CLIENTS; do measure_wrk "wrk-peer-$c" "$PEER_URL" "$TOKENS" "$c" sq-peer; done
+fi
 stop "$peer"
 for c in $CLIENTS; do measure "sq-$c" "$SQ_URL" "$sq" "$c"; done
+if (( USE_WRK )); then
+    for c in $CLIENTS; do measure_wrk "wrk-sq-$c" "$SQ_URL" "$TOKENS" "$c" sidequest; done
+fi
 stop "$sq"
 cp "$WORK/peer.log" "$WORK/sidequest.log" "$OUT/" 2>/dev/null || true
 
 # --- the table ---------------------------------------------------------------------------------
 row() {
     jq -r '[.name, .clients, .rps, .latency.p50_ms, .latency.p99_ms,
-            ((.cpu.server.us_per_request // 0) + (.cpu.named["sq-peer"].us_per_request // 0)),
-            (.cpu.named.postgres.us_per_request // 0), .errors, .cpu.others_pct]
+            ((.cpu.server.us_per_request // 0)
+             + (if .kind == "wrk" then 0 else (.cpu.named["sq-peer"].us_per_request // 0) end)),
+            (.cpu.named.postgres.us_per_request // 0), (.cpu.loadgen.us_per_request // 0),
+            .errors, .cpu.others_pct]
            | @tsv' "$OUT/$1.json"
 }
 {
-    printf 'run\tclients\treq/s\tp50 ms\tp99 ms\tserver CPU µs/req\tpostgres CPU µs/req\terrors\tothers %%\n'
+    printf 'run\tclients\treq/s\tp50 ms\tp99 ms\tserver CPU µs/req\tpostgres CPU µs/req\tclient CPU µs/req\terrors\tothers %%\n'
     for c in $CLIENTS; do row "peer-$c"; row "sq-$c"; done
+    if (( USE_WRK )); then
+        for c in $CLIENTS; do row "wrk-peer-$c"; row "wrk-sq-$c"; done
+    fi
     echo
     for c in $CLIENTS; do
         jq -rn --slurpfile p "$OUT/peer-$c.json" --slurpfile s "$OUT/sq-$c.json" --arg c "$c" \
-            '"\($c) clients: Sidequest/peer req/s \(($s[0].rps / $p[0].rps * 100 | round) / 100)x"'
+            '"\($c) clients, loadgen: Sidequest/peer req/s \(($s[0].rps / $p[0].rps * 100 | round) / 100)x"'
+        if (( USE_WRK )); then
+            jq -rn --slurpfile p "$OUT/wrk-peer-$c.json" --slurpfile s "$OUT/wrk-sq-$c.json" --arg c "$c" \
+                '"\($c) clients, wrk: Sidequest/peer req/s \(($s[0].rps / $p[0].rps * 100 | round) / 100)x"'
+        fi
     done
 } | column -t -s $'\t' | tee "$OUT/table.txt"
 log "results in $OUT"

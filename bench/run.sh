@@ -9,6 +9,9 @@
 #   - get_play_context at each client count (on the primed assignments, then on as many fresh
 #     ones: a small answer), and a bare axum handler (`loadgen baseline`)
 #     returning a body of the same byte size, driven the same way;
+#   - with wrk installed, the fresh assignments' get_play_context and a bare handler of that
+#     answer's size again, driven by wrk (a C client that costs less CPU a request than
+#     loadgen: the figure compared with the peer);
 #   - on PostgreSQL, commit_play_turn at each client count;
 #   - a play session per client at the largest count (get_play_context and commit_play_turn in
 #     turn, so every read is of a new version and the read cache fills), with the server's peak
@@ -25,7 +28,9 @@
 # OUT (results directory, default target/bench/<timestamp>), WAIT_IDLE_SECS (wait up to this
 # long for other compilations, i.e. `pgrep rustc`, to finish before measuring; default 0),
 # LOADGEN_THREADS (loadgen's Tokio workers; default one per CPU), READ_CACHE_BYTES (the server's
-# --read-cache-bytes; unset: its default, 0: no cache of rendered reads).
+# --read-cache-bytes; unset: its default, 0: no cache of rendered reads), USE_WRK (1 when wrk is
+# installed: the fresh-assignment reads and a bare handler of their body size are also driven by
+# wrk, bench/wrk-read.lua; 0: not).
 set -euo pipefail
 
 DURATION=${DURATION:-15}
@@ -38,6 +43,8 @@ SQLITE_POOL=${SQLITE_POOL:-8}
 PG_URL=${PG_URL:-postgres://postgres@127.0.0.1:5432}
 PG_ADMIN_DB=${PG_ADMIN_DB:-postgres}
 WAIT_IDLE_SECS=${WAIT_IDLE_SECS:-0}
+# wrk drives the fresh-assignment reads too (the figure compared with the peer) when installed.
+if command -v wrk >/dev/null; then USE_WRK=${USE_WRK:-1}; else USE_WRK=0; fi
 
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -158,7 +165,13 @@ for backend in $BACKENDS; do
         measure "ctx-fresh-$backend-$c" --url "$url" --tokens-file "$WORK/fresh-$backend.json" \
             --clients "$c" --tool get_play_context --server-pid "$server" "${cpu_names[@]}"
     done
+    if (( USE_WRK )); then
+        for c in $CLIENTS; do
+            measure_wrk "wrk-fresh-$backend-$c" "$url" "$WORK/fresh-$backend.json" "$c" sidequest
+        done
+    fi
     body_bytes=$(jq -r .response_bytes "$OUT/ctx-$backend-$MAX_CLIENTS.json")
+    fresh_bytes=$(jq -r .response_bytes "$OUT/ctx-fresh-$backend-$MAX_CLIENTS.json")
 
     if [[ $backend == pg ]]; then
         for c in $CLIENTS; do
@@ -190,6 +203,17 @@ for backend in $BACKENDS; do
             --tool get_play_context --server-pid "$base"
     done
     stop "$base"
+    if (( USE_WRK )); then
+        log "$backend: bare axum handler, $fresh_bytes-byte body (a fresh assignment's), under wrk"
+        "$LG" baseline --bind 127.0.0.1:0 --body-bytes "$fresh_bytes" >"$WORK/baseline.out" &
+        base=$!
+        PIDS+=("$base")
+        base_url=$(wait_for_line "$WORK/baseline.out" '^http://.*' "$base")
+        for c in $CLIENTS; do
+            measure_wrk "wrk-base-fresh-$backend-$c" "$base_url/play/mcp" "$WORK/fresh-$backend.json" "$c" loadgen
+        done
+        stop "$base"
+    fi
 done
 
 # --- pgbench: the same transaction, straight to PostgreSQL ----------------------------------

@@ -2,9 +2,15 @@
 
 use clap::Parser;
 
+/// mimalloc instead of the system allocator: a request allocates and frees many small
+/// buffers (JSON values, SQL arguments, strings), and glibc's malloc was about a tenth of
+/// the server's CPU under load (docs/benchmarks.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = elixir::cli::Cli::parse();
-    mcp_door::init_tracing(&cli.log_format);
+    let _log = mcp_door::init_tracing(&cli.log_format);
     elixir::cli::run(cli).await
 }

@@ -133,6 +133,39 @@ pub async fn watch(args: CpuArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A `loadgen cpu` report read back from its file.
+pub fn read(path: &std::path::Path) -> anyhow::Result<Value> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+    Ok(serde_json::from_str(&text)?)
+}
+
+/// Fills in `us_per_request` of a `loadgen cpu` report for `n` requests of a load that
+/// `run` did not drive (pgbench, wrk): the process named `client` becomes the client's
+/// figure (`loadgen`, where the table looks for it) and the one named `server`, if any, the
+/// server's.
+pub fn per_request(mut cpu: Value, n: u64, client: &str, server: Option<&str>) -> Value {
+    let window = cpu["window_secs"].as_f64().unwrap_or(0.0);
+    let us = |pct: f64| {
+        if n == 0 {
+            0.0
+        } else {
+            round(pct / 100.0 * window * 1e6 / n as f64)
+        }
+    };
+    if let Some(named) = cpu["named"].as_object_mut() {
+        for entry in named.values_mut() {
+            let pct = entry["pct"].as_f64().unwrap_or(0.0);
+            entry["us_per_request"] = json!(us(pct));
+        }
+    }
+    cpu["loadgen"] = cpu["named"][client].clone();
+    if let Some(server) = server {
+        cpu["server"] = cpu["named"][server].clone();
+    }
+    cpu
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,5 +200,21 @@ mod tests {
         assert_eq!(r["niced_pct"], 100.0);
         assert_eq!(r["others_top"][0]["name"], "rustc");
         assert_eq!(r["machine_busy_pct"], 50.0);
+    }
+
+    #[test]
+    fn cpu_reports_get_per_transaction_figures() {
+        let cpu = serde_json::json!({"window_secs": 10.0, "named": {"postgres": {"pct": 150.0}, "pgbench": {"pct": 20.0}}});
+        let out = super::per_request(cpu, 10_000, "pgbench", None);
+        assert_eq!(out["named"]["postgres"]["us_per_request"], 1500.0);
+        assert_eq!(out["loadgen"]["us_per_request"], 200.0);
+    }
+
+    #[test]
+    fn a_named_server_becomes_the_server_figure() {
+        let cpu = serde_json::json!({"window_secs": 10.0, "named": {"sidequest": {"pct": 80.0}, "wrk": {"pct": 30.0}}});
+        let out = super::per_request(cpu, 20_000, "wrk", Some("sidequest"));
+        assert_eq!(out["server"]["us_per_request"], 400.0);
+        assert_eq!(out["loadgen"]["us_per_request"], 150.0);
     }
 }

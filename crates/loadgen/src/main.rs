@@ -1,7 +1,7 @@
 //! `loadgen`: the benchmark driver of docs/benchmarks.md. It owns the command line and hands
 //! each subcommand to its module: `baseline` (a bare axum server to compare against), `prime`
-//! and `run` (concurrent MCP clients against a door), `pgbench` (the same figures from
-//! pgbench's per-transaction logs) `table` (the Markdown summary) and `meta`
+//! and `run` (concurrent MCP clients against a door), `pgbench` and `wrk` (the same figures from
+//! pgbench's per-transaction logs and from wrk), `table` (the Markdown summary) and `meta`
 //! (Elixir's heavy tools over a generated world). A benchmark tool, not
 //! a library: errors are `anyhow` throughout, as in any `main`.
 
@@ -14,6 +14,7 @@ mod run;
 mod stats;
 mod table;
 mod workload;
+mod wrk;
 
 use clap::{Parser, Subcommand};
 
@@ -42,6 +43,8 @@ enum Command {
     Cpu(cpu::CpuArgs),
     /// Summarize pgbench per-transaction logs (`pgbench -l`) in `run`'s JSON shape.
     Pgbench(pgbench::PgbenchArgs),
+    /// Summarize a wrk run (bench/wrk-read.lua) in `run`'s JSON shape.
+    Wrk(wrk::WrkArgs),
     /// Fill a database from cr-fake's world and time Elixir's meta tools (battles_meta_*).
     Meta(meta::MetaArgs),
     /// Print the Markdown table of a directory of results, with ratios against the targets.
@@ -62,6 +65,7 @@ fn main() -> anyhow::Result<()> {
             Command::Run(args) => run::run(args).await,
             Command::Cpu(args) => cpu::watch(args).await,
             Command::Pgbench(args) => pgbench::summarize(&args),
+            Command::Wrk(args) => wrk::summarize(&args),
             Command::Table(args) => table::print(&args),
             Command::Meta(args) => meta::run(args).await,
         }

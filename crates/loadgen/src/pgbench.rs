@@ -5,8 +5,9 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use serde_json::{Value, json};
+use serde_json::json;
 
+use crate::cpu;
 use crate::stats::{Latency, round};
 
 /// Arguments of `loadgen pgbench`.
@@ -76,13 +77,7 @@ pub fn summarize(args: &PgbenchArgs) -> anyhow::Result<()> {
     let latency = Latency::of(&mut micros);
     let tps = n as f64 / args.duration_secs;
     let cpu = match &args.cpu_file {
-        Some(path) => Some(per_request(
-            serde_json::from_str(
-                &std::fs::read_to_string(path)
-                    .with_context(|| format!("reading {}", path.display()))?,
-            )?,
-            n,
-        )),
+        Some(path) => Some(cpu::per_request(cpu::read(path)?, n, "pgbench", None)),
         None => None,
     };
     let report = json!({
@@ -108,27 +103,6 @@ pub fn summarize(args: &PgbenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Fills in `us_per_request` of a `loadgen cpu` report for `n` transactions, and files
-/// pgbench's own CPU as the client's (`loadgen`), where the table looks for it.
-fn per_request(mut cpu: Value, n: u64) -> Value {
-    let window = cpu["window_secs"].as_f64().unwrap_or(0.0);
-    let us = |pct: f64| {
-        if n == 0 {
-            0.0
-        } else {
-            round(pct / 100.0 * window * 1e6 / n as f64)
-        }
-    };
-    if let Some(named) = cpu["named"].as_object_mut() {
-        for entry in named.values_mut() {
-            let pct = entry["pct"].as_f64().unwrap_or(0.0);
-            entry["us_per_request"] = json!(us(pct));
-        }
-    }
-    cpu["loadgen"] = cpu["named"]["pgbench"].clone();
-    cpu
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
@@ -142,13 +116,5 @@ mod tests {
             Some((1_700_000_000_000_005, None))
         );
         assert_eq!(super::parse_line("garbage"), None);
-    }
-
-    #[test]
-    fn cpu_reports_get_per_transaction_figures() {
-        let cpu = serde_json::json!({"window_secs": 10.0, "named": {"postgres": {"pct": 150.0}, "pgbench": {"pct": 20.0}}});
-        let out = super::per_request(cpu, 10_000);
-        assert_eq!(out["named"]["postgres"]["us_per_request"], 1500.0);
-        assert_eq!(out["loadgen"]["us_per_request"], 200.0);
     }
 }

@@ -16,19 +16,35 @@ pub struct TableArgs {
 }
 
 /// The runs, in the order the table lists them.
-const ORDER: [(&str, &str); 12] = [
+const ORDER: [(&str, &str); 16] = [
     ("ctx-sqlite", "get_play_context, SQLite"),
     (
         "ctx-fresh-sqlite",
         "get_play_context, SQLite, fresh assignment",
     ),
     ("base-sqlite", "bare axum, same body as ctx-sqlite"),
+    (
+        "wrk-fresh-sqlite",
+        "get_play_context, SQLite, fresh assignment, wrk",
+    ),
+    (
+        "wrk-base-fresh-sqlite",
+        "bare axum, same body as a fresh SQLite answer, wrk",
+    ),
     ("ctx-pg", "get_play_context, PostgreSQL"),
     (
         "ctx-fresh-pg",
         "get_play_context, PostgreSQL, fresh assignment",
     ),
     ("base-pg", "bare axum, same body as ctx-pg"),
+    (
+        "wrk-fresh-pg",
+        "get_play_context, PostgreSQL, fresh assignment, wrk",
+    ),
+    (
+        "wrk-base-fresh-pg",
+        "bare axum, same body as a fresh PostgreSQL answer, wrk",
+    ),
     ("commit-pg", "commit_play_turn, PostgreSQL"),
     (
         "session-sqlite",
@@ -177,6 +193,18 @@ pub fn print(args: &TableArgs) -> anyhow::Result<()> {
         }
     }
     for &c in &clients {
+        if let (Some(s), Some(b)) = (get("wrk-fresh-sqlite", c), get("wrk-base-fresh-sqlite", c)) {
+            let ratio = f(&s["rps"]) / f(&b["rps"]);
+            println!(
+                "| get_play_context on SQLite, fresh assignment, wrk, vs bare axum ({} B body, wrk) | {c} | {} req/s | {} req/s | {ratio:.2} | ≥ 0.30 | {} |",
+                b["response_bytes"],
+                num(&s["rps"], 0),
+                num(&b["rps"], 0),
+                mark(ratio >= 0.3)
+            );
+        }
+    }
+    for &c in &clients {
         if let (Some(s), Some(p)) = (get("ctx-pg", c), get("pgbench-context", c)) {
             let ratio = f(&s["rps"]) / f(&p["rps"]);
             println!(
@@ -186,14 +214,19 @@ pub fn print(args: &TableArgs) -> anyhow::Result<()> {
                 mark(ratio >= 0.8)
             );
         }
-        if let (Some(s), Some(p)) = (get("ctx-fresh-pg", c), get("pgbench-context", c)) {
-            let ratio = f(&s["rps"]) / f(&p["rps"]);
-            println!(
-                "| get_play_context on PostgreSQL, fresh assignment, vs pgbench | {c} | {} req/s | {} tx/s | {ratio:.2} | ≥ 0.80 | {} |",
-                num(&s["rps"], 0),
-                num(&p["rps"], 0),
-                mark(ratio >= 0.8)
-            );
+        for (run, label) in [
+            ("ctx-fresh-pg", "fresh assignment"),
+            ("wrk-fresh-pg", "fresh assignment, wrk"),
+        ] {
+            if let (Some(s), Some(p)) = (get(run, c), get("pgbench-context", c)) {
+                let ratio = f(&s["rps"]) / f(&p["rps"]);
+                println!(
+                    "| get_play_context on PostgreSQL, {label}, vs pgbench | {c} | {} req/s | {} tx/s | {ratio:.2} | ≥ 0.80 | {} |",
+                    num(&s["rps"], 0),
+                    num(&p["rps"], 0),
+                    mark(ratio >= 0.8)
+                );
+            }
         }
     }
     for &c in &clients {

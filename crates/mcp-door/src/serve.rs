@@ -271,21 +271,6 @@ fn reload_on_sighup(tls: TlsReloader, mut stop: tokio::sync::watch::Receiver<boo
     let _ = (tls, stop);
 }
 
-/// Initializes logging on standard error, `RUST_LOG` filtering (default `info`): one JSON
-/// object per line when `format` is `json`, tracing-subscriber's text lines otherwise.
-pub fn init_tracing(format: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    if format == "json" {
-        builder.json().init();
-    } else {
-        builder.init();
-    }
-}
-
 /// Resolves on the first SIGINT (Ctrl-C) or SIGTERM, logging that the drain starts: the
 /// `shutdown` future a product's `serve` hands to [`serve_until`].
 pub async fn shutdown_signal() {

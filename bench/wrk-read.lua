@@ -1,0 +1,77 @@
+-- wrk's side of a get_play_context run (bench/run.sh and bench/peer.sh with CLIENT=wrk):
+--
+--   wrk -t 2 -c 8 -d 15s --latency -s bench/wrk-read.lua URL -- TOKENS_FILE
+--
+-- The same request loadgen sends (JSON-RPC tools/call of get_play_context, the same headers),
+-- with a play token from TOKENS_FILE (`sidequest demo --json`): each wrk thread takes its own
+-- tokens, round robin over its requests, so the calls spread over the assignments as loadgen's
+-- clients do. Every answer is checked: anything but HTTP 200 carrying a JSON-RPC result that
+-- is not an error counts as an error. At the end one JSON line, in the fields `loadgen wrk`
+-- reads: requests, errors, duration and latency (µs).
+
+local threads = {}
+local next_id = 0
+
+function setup(thread)
+    thread:set("thread_id", next_id)
+    next_id = next_id + 1
+    table.insert(threads, thread)
+end
+
+local body = '{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+    .. '"params":{"name":"get_play_context","arguments":{}}}'
+local requests = {}
+local n = 0
+local i = 0
+errors = 0
+
+function init(args)
+    local f = assert(io.open(args[1], "r"))
+    local text = f:read("*a")
+    f:close()
+    local tokens = {}
+    for token in text:gmatch('"token"%s*:%s*"([^"]+)"') do
+        table.insert(tokens, token)
+    end
+    assert(#tokens > 0, "no tokens in " .. args[1])
+    -- Thread k takes tokens k, k + T, k + 2T, ... (T threads; at least one each).
+    local stride = tonumber(args[2]) or 1
+    for k = thread_id + 1, #tokens, stride do
+        table.insert(requests, wrk.format("POST", nil, {
+            ["Content-Type"] = "application/json",
+            ["Accept"] = "application/json, text/event-stream",
+            ["MCP-Protocol-Version"] = "2025-11-25",
+            ["Authorization"] = "Bearer " .. tokens[k],
+        }, body))
+    end
+    n = #requests
+    assert(n > 0, "thread " .. thread_id .. " has no token")
+end
+
+function request()
+    i = i % n + 1
+    return requests[i]
+end
+
+function response(status, headers, answer)
+    -- wrk itself counts statuses from 400 up.
+    if status < 400 and (status ~= 200 or not answer:find('"result"', 1, true)
+        or answer:find('"isError":true', 1, true)) then
+        errors = errors + 1
+    end
+end
+
+function done(summary, latency, _)
+    local checked = 0
+    for _, thread in ipairs(threads) do
+        checked = checked + thread:get("errors")
+    end
+    io.write(string.format(
+        '{"requests":%d,"errors":%d,"socket_errors":%d,"duration_us":%d,'
+            .. '"p50_us":%d,"p99_us":%d,"max_us":%d,"bytes":%d}\n',
+        summary.requests, checked + summary.errors.status,
+        summary.errors.connect + summary.errors.read + summary.errors.write
+            + summary.errors.timeout,
+        summary.duration, latency:percentile(50), latency:percentile(99), latency.max,
+        summary.bytes))
+end

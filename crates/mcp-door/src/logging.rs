@@ -1,0 +1,253 @@
+//! The process's log output: tracing's subscriber on standard error, `RUST_LOG` filtering,
+//! and the lines gathered in memory and written out in batches.
+//!
+//! A door logs one line per request. Written in place, each line was a system call on the
+//! request's thread (10-19 µs of a 70-90 µs read, docs/benchmarks.md); handed to a writer
+//! thread (tracing-appender), each line woke that thread, which cost as much. Here a line is
+//! appended to a buffer under a lock, nothing is woken, and a flusher thread writes the
+//! buffer every [`FLUSH_EVERY`] in one call; a buffer past [`MAX_PENDING_BYTES`] is written
+//! by the thread that filled it, so memory stays bounded and no line is ever dropped. A
+//! clean stop ([`LogGuard`] dropped) writes everything; a killed process loses at most the
+//! lines of its last [`FLUSH_EVERY`].
+
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How long a line may wait in memory before it is written.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(25);
+
+/// Bytes of lines held before the thread adding one writes them out itself.
+pub const MAX_PENDING_BYTES: usize = 256 * 1024;
+
+/// The lines not yet written and where they go.
+struct Pending {
+    lines: Vec<u8>,
+    sink: Box<dyn Write + Send>,
+}
+
+impl Pending {
+    /// Writes every held line to the sink, in order. A sink that fails (standard error
+    /// closed) loses the lines: there is nowhere left to report it.
+    fn write_out(&mut self) {
+        if !self.lines.is_empty() {
+            let _ = self.sink.write_all(&self.lines);
+            let _ = self.sink.flush();
+            self.lines.clear();
+        }
+    }
+}
+
+/// The shared buffer: a line is appended under the lock and the lock is released.
+struct Shared {
+    pending: Mutex<Pending>,
+    stop: AtomicBool,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Pending> {
+        // A thread that panicked while appending left at worst a partial line: keep logging.
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// tracing-subscriber's writer: every event's formatted line is one `write_all` to it.
+#[derive(Clone)]
+pub struct BatchedWriter {
+    shared: Arc<Shared>,
+}
+
+impl Write for BatchedWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut pending = self.shared.lock();
+        pending.lines.extend_from_slice(buf);
+        if pending.lines.len() >= MAX_PENDING_BYTES {
+            pending.write_out();
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for BatchedWriter {
+    type Writer = BatchedWriter;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        self.clone()
+    }
+}
+
+/// Keeps the flusher thread; dropping it writes every line still held (kept by `main`).
+#[must_use = "dropping the guard writes the held lines and stops batching"]
+pub struct LogGuard {
+    shared: Arc<Shared>,
+    flusher: Option<JoinHandle<()>>,
+}
+
+impl Drop for LogGuard {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        if let Some(flusher) = self.flusher.take() {
+            flusher.thread().unpark();
+            let _ = flusher.join();
+        }
+        self.shared.lock().write_out();
+    }
+}
+
+/// A writer of lines to `sink`, written every `every` by a thread of its own (named
+/// `log-writer`).
+pub fn batched(sink: Box<dyn Write + Send>, every: Duration) -> (BatchedWriter, LogGuard) {
+    let shared = Arc::new(Shared {
+        pending: Mutex::new(Pending {
+            lines: Vec::with_capacity(64 * 1024),
+            sink,
+        }),
+        stop: AtomicBool::new(false),
+    });
+    let flusher = {
+        let shared = Arc::clone(&shared);
+        std::thread::Builder::new()
+            .name("log-writer".into())
+            .spawn(move || {
+                while !shared.stop.load(Ordering::Acquire) {
+                    std::thread::park_timeout(every);
+                    shared.lock().write_out();
+                }
+            })
+    };
+    let guard = LogGuard {
+        shared: Arc::clone(&shared),
+        // Without a thread (the system refused one) every line is written when the buffer
+        // fills and when the guard drops: nothing is lost, lines only come later.
+        flusher: flusher.ok(),
+    };
+    (BatchedWriter { shared }, guard)
+}
+
+/// Initializes logging on standard error, `RUST_LOG` filtering (default `info`): one JSON
+/// object per line when `format` is `json`, tracing-subscriber's text lines otherwise;
+/// written in batches (above).
+pub fn init_tracing(format: &str) -> LogGuard {
+    let (writer, guard) = batched(Box::new(io::stderr()), FLUSH_EVERY);
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer);
+    if format == "json" {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+    guard
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sink the test reads back; each write is announced on `written`, if set.
+    #[derive(Clone, Default)]
+    struct Sink(Arc<Mutex<Vec<u8>>>, Option<std::sync::mpsc::Sender<()>>);
+
+    impl Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().expect("sink").extend_from_slice(buf);
+            if let Some(written) = &self.1 {
+                let _ = written.send(());
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Sink {
+        fn text(&self) -> String {
+            String::from_utf8(self.0.lock().expect("sink").clone()).expect("utf-8")
+        }
+    }
+
+    #[test]
+    fn lines_wait_in_memory_and_are_written_in_order_within_the_interval() {
+        let (tx, written) = std::sync::mpsc::channel();
+        let sink = Sink(Arc::default(), Some(tx));
+        let (mut writer, _guard) = batched(Box::new(sink.clone()), Duration::from_millis(20));
+        writer.write_all(b"one\n").expect("write");
+        writer.write_all(b"two\n").expect("write");
+        // Written by the flusher, with the guard still alive (in one write, or two if the
+        // flusher ran between them).
+        while sink.text() != "one\ntwo\n" {
+            written
+                .recv_timeout(Duration::from_secs(10))
+                .expect("the lines were written within the interval");
+        }
+    }
+
+    #[test]
+    fn dropping_the_guard_writes_every_held_line() {
+        let sink = Sink::default();
+        // An interval no test waits for: only the guard can have written the lines.
+        let (mut writer, guard) = batched(Box::new(sink.clone()), Duration::from_secs(3600));
+        for i in 0..100 {
+            writer
+                .write_all(format!("line {i}\n").as_bytes())
+                .expect("write");
+        }
+        drop(guard);
+        let text = sink.text();
+        assert_eq!(text.lines().count(), 100);
+        assert!(text.starts_with("line 0\n") && text.ends_with("line 99\n"));
+    }
+
+    #[test]
+    fn a_full_buffer_is_written_by_the_thread_that_filled_it() {
+        let sink = Sink::default();
+        let (mut writer, _guard) = batched(Box::new(sink.clone()), Duration::from_secs(3600));
+        let line = vec![b'x'; 1023];
+        let mut written = 0;
+        // One line short of the bound: held. The line that reaches it: everything written.
+        while written + 1024 < MAX_PENDING_BYTES {
+            writer.write_all(&line).expect("write");
+            writer.write_all(b"\n").expect("write");
+            written += 1024;
+        }
+        assert_eq!(sink.text().len(), 0);
+        writer.write_all(&vec![b'y'; 1024]).expect("write");
+        assert_eq!(sink.text().len(), written + 1024);
+    }
+
+    #[test]
+    fn lines_from_many_threads_are_never_interleaved_or_lost() {
+        let sink = Sink::default();
+        let (writer, guard) = batched(Box::new(sink.clone()), Duration::from_millis(1));
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let mut w = writer.clone();
+                std::thread::spawn(move || {
+                    for i in 0..500 {
+                        w.write_all(format!("thread {t} line {i}\n").as_bytes())
+                            .expect("write");
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("thread");
+        }
+        drop(guard);
+        let text = sink.text();
+        assert_eq!(text.lines().count(), 4000);
+        assert!(
+            text.lines()
+                .all(|l| l.starts_with("thread ") && l.split(' ').count() == 4)
+        );
+    }
+}
