@@ -9,9 +9,10 @@
 #   - get_play_context at each client count (on the primed assignments, then on as many fresh
 #     ones: a small answer), and a bare axum handler (`loadgen baseline`)
 #     returning a body of the same byte size, driven the same way;
-#   - with wrk installed, the fresh assignments' get_play_context and a bare handler of that
-#     answer's size again, driven by wrk (a C client that costs less CPU a request than
-#     loadgen: the figure compared with the peer);
+#   - with wrk installed, the fresh assignments' get_play_context again and a bare handler of
+#     that answer's size, driven by wrk (a C client that costs less CPU a request than
+#     loadgen: the figure compared with the peer), the handler by loadgen too (the ceilings of
+#     `loadgen table` take a fresh-sized exchange as the least HTTP a commit can cost);
 #   - on PostgreSQL, commit_play_turn at each client count;
 #   - a play session per client at the largest count (get_play_context and commit_play_turn in
 #     turn, so every read is of a new version and the read cache fills), with the server's peak
@@ -203,17 +204,19 @@ for backend in $BACKENDS; do
             --tool get_play_context --server-pid "$base"
     done
     stop "$base"
-    if (( USE_WRK )); then
-        log "$backend: bare axum handler, $fresh_bytes-byte body (a fresh assignment's), under wrk"
-        "$LG" baseline --bind 127.0.0.1:0 --body-bytes "$fresh_bytes" >"$WORK/baseline.out" &
-        base=$!
-        PIDS+=("$base")
-        base_url=$(wait_for_line "$WORK/baseline.out" '^http://.*' "$base")
-        for c in $CLIENTS; do
+    log "$backend: bare axum handler, $fresh_bytes-byte body (a fresh assignment's)"
+    "$LG" baseline --bind 127.0.0.1:0 --body-bytes "$fresh_bytes" >"$WORK/baseline.out" &
+    base=$!
+    PIDS+=("$base")
+    base_url=$(wait_for_line "$WORK/baseline.out" '^http://.*' "$base")
+    for c in $CLIENTS; do
+        measure "base-fresh-$backend-$c" --url "$base_url/play/mcp" --tokens-file "$tokens" \
+            --clients "$c" --tool get_play_context --server-pid "$base"
+        if (( USE_WRK )); then
             measure_wrk "wrk-base-fresh-$backend-$c" "$base_url/play/mcp" "$WORK/fresh-$backend.json" "$c" loadgen
-        done
-        stop "$base"
-    fi
+        fi
+    done
+    stop "$base"
 done
 
 # --- pgbench: the same transaction, straight to PostgreSQL ----------------------------------

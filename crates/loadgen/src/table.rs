@@ -16,13 +16,17 @@ pub struct TableArgs {
 }
 
 /// The runs, in the order the table lists them.
-const ORDER: [(&str, &str); 16] = [
+const ORDER: [(&str, &str); 18] = [
     ("ctx-sqlite", "get_play_context, SQLite"),
     (
         "ctx-fresh-sqlite",
         "get_play_context, SQLite, fresh assignment",
     ),
     ("base-sqlite", "bare axum, same body as ctx-sqlite"),
+    (
+        "base-fresh-sqlite",
+        "bare axum, same body as a fresh SQLite answer",
+    ),
     (
         "wrk-fresh-sqlite",
         "get_play_context, SQLite, fresh assignment, wrk",
@@ -37,6 +41,10 @@ const ORDER: [(&str, &str); 16] = [
         "get_play_context, PostgreSQL, fresh assignment",
     ),
     ("base-pg", "bare axum, same body as ctx-pg"),
+    (
+        "base-fresh-pg",
+        "bare axum, same body as a fresh PostgreSQL answer",
+    ),
     (
         "wrk-fresh-pg",
         "get_play_context, PostgreSQL, fresh assignment, wrk",
@@ -64,6 +72,31 @@ const ORDER: [(&str, &str); 16] = [
         "pgbench, get_play_context's SQL (its reads)",
     ),
 ];
+
+/// CPU time per request (µs) of a result's `cpu` entry `who` (`server`, `loadgen`, or a named
+/// process under `named`).
+fn us(r: &Value, who: &str) -> Option<f64> {
+    let cpu = &r["cpu"];
+    cpu[who]["us_per_request"]
+        .as_f64()
+        .or_else(|| cpu["named"][who]["us_per_request"].as_f64())
+}
+
+/// The most requests per second a server could answer on this machine if it cost nothing of
+/// its own beyond a bare HTTP handler's exchange and a database client as lean as pgbench's:
+/// every CPU of the machine shared by PostgreSQL's CPU per request (as measured in `run`,
+/// with the server's pool), pgbench's own CPU for the same statements (`sql`, one or more
+/// pgbench results) and the bare handler's server and client CPU (`bare`, driven by the
+/// same client as `run`). Every run here is CPU-bound (the machine 91-100% busy), so this is
+/// a ceiling: no server that reads the database through TCP and answers over HTTP can pass it.
+fn ceiling(run: &Value, sql: &[&Value], bare: &Value) -> Option<f64> {
+    let cores = run["cpu"]["cores"].as_f64()?;
+    let mut per_request = us(run, "postgres")? + us(bare, "server")? + us(bare, "loadgen")?;
+    for p in sql {
+        per_request += us(p, "loadgen")?;
+    }
+    (per_request > 0.0).then(|| cores * 1e6 / per_request)
+}
 
 fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or(f64::NAN)
@@ -256,6 +289,70 @@ pub fn print(args: &TableArgs) -> anyhow::Result<()> {
             p99 / p50,
             mark(p99 <= 4.0 * p50)
         );
+    }
+    // The ceilings: what the machine allows a server with no cost of its own (see `ceiling`).
+    for &c in &clients {
+        let cases: [(&str, &str, &[&str], &str); 4] = [
+            (
+                "get_play_context on PostgreSQL",
+                "ctx-pg",
+                &["pgbench-context"],
+                "base-pg",
+            ),
+            (
+                "get_play_context on PostgreSQL, fresh assignment",
+                "ctx-fresh-pg",
+                &["pgbench-context"],
+                "base-fresh-pg",
+            ),
+            (
+                "get_play_context on PostgreSQL, fresh assignment, wrk",
+                "wrk-fresh-pg",
+                &["pgbench-context"],
+                "wrk-base-fresh-pg",
+            ),
+            (
+                "commit_play_turn on PostgreSQL",
+                "commit-pg",
+                &["pgbench-turn", "pgbench-context"],
+                "base-fresh-pg",
+            ),
+        ];
+        for (label, run, sql, bare) in cases {
+            let reference = if run == "commit-pg" {
+                "pgbench-turn"
+            } else {
+                "pgbench-context"
+            };
+            let (Some(r), Some(b), Some(p)) = (get(run, c), get(bare, c), get(reference, c)) else {
+                continue;
+            };
+            let Some(sql) = sql
+                .iter()
+                .map(|name| get(name, c))
+                .collect::<Option<Vec<_>>>()
+            else {
+                continue;
+            };
+            let Some(most) = ceiling(r, &sql, b) else {
+                continue;
+            };
+            let ratio = most / f(&p["rps"]);
+            println!(
+                "| ceiling: {label}, a server costing only a bare handler and pgbench's client | {c} | {most:.0} req/s | {} tx/s | {ratio:.2} | ≥ 0.80 | {} |",
+                num(&p["rps"], 0),
+                if ratio >= 0.8 {
+                    "reachable"
+                } else {
+                    "**bounded**"
+                }
+            );
+            println!(
+                "| … {label}: measured / ceiling | {c} | {} req/s | {most:.0} req/s | {:.2} | – | – |",
+                num(&r["rps"], 0),
+                f(&r["rps"]) / most
+            );
+        }
     }
     if let Some(&top) = clients.last() {
         for prefix in ["ctx-sqlite", "ctx-pg", "commit-pg"] {

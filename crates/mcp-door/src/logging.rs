@@ -9,12 +9,27 @@
 //! by the thread that filled it, so memory stays bounded and no line is ever dropped. A
 //! clean stop ([`LogGuard`] dropped) writes everything; a killed process loses at most the
 //! lines of its last [`FLUSH_EVERY`].
+//!
+//! JSON lines are written by [`JsonLines`]: tracing-subscriber's own JSON shape, serialized
+//! straight into a byte buffer (the library's formatter passes every piece through an
+//! `io::Write`-to-`fmt::Write` adaptor that checks it is UTF-8, a fifth of a cached read's
+//! instructions with the line itself).
 
+use std::cell::RefCell;
+use std::fmt;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+use serde::ser::{SerializeMap, Serializer};
+use tracing::{Event, Subscriber};
+use tracing_serde::fields::AsMap;
+use tracing_subscriber::fmt::FmtContext;
+use tracing_subscriber::fmt::format::{self, FormatEvent, FormatFields, Writer};
+use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
+use tracing_subscriber::registry::LookupSpan;
 
 /// How long a line may wait in memory before it is written.
 pub const FLUSH_EVERY: Duration = Duration::from_millis(25);
@@ -130,6 +145,60 @@ pub fn batched(sink: Box<dyn Write + Send>, every: Duration) -> (BatchedWriter, 
     (BatchedWriter { shared }, guard)
 }
 
+/// One JSON object per event, exactly as tracing-subscriber's JSON format writes it with its
+/// defaults (`timestamp`, `level`, `fields`, `target`), serialized into a reused byte buffer
+/// and handed to the writer once. An event inside a span is left to the library's formatter,
+/// which adds the span's fields (none of this workspace's code opens one).
+pub struct JsonLines {
+    inside_spans: format::Format<format::Json>,
+}
+
+impl Default for JsonLines {
+    fn default() -> Self {
+        Self {
+            inside_spans: format::Format::default().json(),
+        }
+    }
+}
+
+thread_local! {
+    /// The line being serialized, kept between events so that a line allocates nothing.
+    static LINE: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(512));
+}
+
+impl<S, N> FormatEvent<S, N> for JsonLines
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'w> FormatFields<'w> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        if event.parent().is_some() || (event.is_contextual() && ctx.lookup_current().is_some()) {
+            return self.inside_spans.format_event(ctx, writer, event);
+        }
+        let mut timestamp = String::with_capacity(32);
+        SystemTime.format_time(&mut Writer::new(&mut timestamp))?;
+        let meta = event.metadata();
+        LINE.with_borrow_mut(|line| {
+            line.clear();
+            let mut json = serde_json::Serializer::new(&mut *line);
+            let mut map = json.serialize_map(None).map_err(|_| fmt::Error)?;
+            map.serialize_entry("timestamp", &timestamp)
+                .and_then(|()| map.serialize_entry("level", meta.level().as_str()))
+                .and_then(|()| map.serialize_entry("fields", &event.field_map()))
+                .and_then(|()| map.serialize_entry("target", meta.target()))
+                .and_then(|()| map.end())
+                .map_err(|_| fmt::Error)?;
+            line.push(b'\n');
+            writer.write_str(std::str::from_utf8(line).map_err(|_| fmt::Error)?)
+        })
+    }
+}
+
 /// Initializes logging on standard error, `RUST_LOG` filtering (default `info`): one JSON
 /// object per line when `format` is `json`, tracing-subscriber's text lines otherwise;
 /// written in batches (above).
@@ -141,7 +210,10 @@ pub fn init_tracing(format: &str) -> LogGuard {
         .with_env_filter(filter)
         .with_writer(writer);
     if format == "json" {
-        builder.json().init();
+        builder
+            .fmt_fields(format::JsonFields::new())
+            .event_format(JsonLines::default())
+            .init();
     } else {
         builder.init();
     }
@@ -249,5 +321,80 @@ mod tests {
             text.lines()
                 .all(|l| l.starts_with("thread ") && l.split(' ').count() == 4)
         );
+    }
+
+    /// The lines one subscriber writes for `emit`.
+    fn lines_of(ours: bool, emit: impl Fn()) -> String {
+        let sink = Sink::default();
+        let make = {
+            let sink = sink.clone();
+            move || sink.clone()
+        };
+        let builder = tracing_subscriber::fmt().with_writer(make).with_ansi(false);
+        if ours {
+            let subscriber = builder
+                .fmt_fields(format::JsonFields::new())
+                .event_format(JsonLines::default())
+                .finish();
+            tracing::subscriber::with_default(subscriber, emit);
+        } else {
+            tracing::subscriber::with_default(builder.json().finish(), emit);
+        }
+        sink.text()
+    }
+
+    /// The line without its timestamp's value (the two formatters ran at different instants).
+    fn without_timestamp(line: &str) -> String {
+        let value_end = line
+            .find("\",\"level\"")
+            .expect("a level after the timestamp");
+        assert!(line.starts_with("{\"timestamp\":\""));
+        assert_eq!(
+            value_end,
+            "{\"timestamp\":\"".len() + "2026-12-07T03:11:00.850960Z".len()
+        );
+        line[value_end..].to_owned()
+    }
+
+    #[test]
+    fn json_lines_are_byte_for_byte_the_librarys_json_format() {
+        let emit = || {
+            let id = uuid::Uuid::from_u128(0x1234);
+            tracing::info!(
+                request_id = %id,
+                door = "/play/mcp",
+                status = 200_u64,
+                delta = -3_i64,
+                ok = true,
+                ratio = 0.25_f64,
+                nan = f64::NAN,
+                quoted = "a \"quote\", a back\\slash, a\nnewline, a tab\t, \u{1} and ż",
+                debugged = ?Some("x"),
+                "mcp request"
+            );
+            tracing::warn!(target: "some::target", error = %"boom", "text with {}", "arguments");
+            tracing::error!(answer = 42_u64);
+        };
+        let (library, ours) = (lines_of(false, emit), lines_of(true, emit));
+        assert_eq!(ours.lines().count(), 3);
+        for (l, o) in library.lines().zip(ours.lines()) {
+            assert_eq!(without_timestamp(o), without_timestamp(l));
+        }
+        assert!(ours.contains("\"level\":\"WARN\",\"fields\":{\"message\":\"text with arguments\",\"error\":\"boom\"},\"target\":\"some::target\""));
+    }
+
+    #[test]
+    fn an_event_inside_a_span_keeps_the_librarys_span_fields() {
+        let emit = || {
+            let span = tracing::info_span!("outer", job = 7_u64);
+            let _entered = span.enter();
+            tracing::info!(step = 1_u64, "inside");
+        };
+        let (library, ours) = (lines_of(false, emit), lines_of(true, emit));
+        assert!(
+            ours.contains("\"span\":{\"job\":7,\"name\":\"outer\"}"),
+            "{ours}"
+        );
+        assert_eq!(without_timestamp(&ours), without_timestamp(&library));
     }
 }
