@@ -2,12 +2,6 @@
 
 use clap::Parser;
 
-/// mimalloc instead of the system allocator: a request allocates and frees many small
-/// buffers (JSON values, SQL arguments, strings), and glibc's malloc was about a tenth of
-/// the server's CPU under load (docs/benchmarks.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = elixir::cli::Cli::parse();

@@ -596,29 +596,36 @@ fn combined_writes(statements: Vec<Statement>) -> Statement {
 }
 
 /// `text` with each placeholder `$k` outside a quoted literal or name written `$(k + by)`.
+/// Scanned as bytes (the quotes, `$` and digits are ASCII, never part of a multi-byte
+/// character) and copied in runs between placeholders: a commit's combined statement is
+/// built on every turn.
 fn shift_placeholders(text: &str, by: usize) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    let mut chars = text.chars().peekable();
-    let mut quote: Option<char> = None;
-    while let Some(c) = chars.next() {
-        out.push(c);
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
+    use std::fmt::Write as _;
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut quote: Option<u8> = None;
+    // `text[copied..]` is not in `out` yet.
+    let mut copied = 0;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        i += 1;
+        match (quote, b) {
+            (Some(q), b) if b == q => quote = None,
             (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(c),
-            (None, '$') => {
-                let mut digits = String::new();
-                while let Some(d) = chars.next_if(char::is_ascii_digit) {
-                    digits.push(d);
+            (None, b'\'' | b'"') => quote = Some(b),
+            (None, b'$') => {
+                let end = i + bytes[i..].iter().take_while(|d| d.is_ascii_digit()).count();
+                if let Ok(k) = text[i..end].parse::<usize>() {
+                    out.push_str(&text[copied..i]);
+                    let _ = write!(out, "{}", k + by);
+                    copied = end;
                 }
-                match digits.parse::<usize>() {
-                    Ok(k) => out.push_str(&(k + by).to_string()),
-                    Err(_) => out.push_str(&digits),
-                }
+                i = end;
             }
             (None, _) => {}
         }
     }
+    out.push_str(&text[copied..]);
     out
 }
 
@@ -1084,6 +1091,51 @@ mod tests {
         );
         assert_eq!(shift_placeholders("x = $1", 0), "x = $1");
         assert_eq!(shift_placeholders("it''s $1 $", 1), "it''s $2 $");
+        assert_eq!(
+            shift_placeholders("ż = $1, \"ą$2\" = $2", 1),
+            "ż = $2, \"ą$2\" = $3"
+        );
+    }
+
+    /// The rule written the plain way, character by character: the oracle of the scan above.
+    fn shift_placeholders_by_chars(text: &str, by: usize) -> String {
+        let mut out = String::new();
+        let mut chars = text.chars().peekable();
+        let mut quote: Option<char> = None;
+        while let Some(c) = chars.next() {
+            out.push(c);
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '\'' | '"') => quote = Some(c),
+                (None, '$') => {
+                    let mut digits = String::new();
+                    while let Some(d) = chars.next_if(char::is_ascii_digit) {
+                        digits.push(d);
+                    }
+                    match digits.parse::<usize>() {
+                        Ok(k) => out.push_str(&(k + by).to_string()),
+                        Err(_) => out.push_str(&digits),
+                    }
+                }
+                (None, _) => {}
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #![proptest_config(testkit::prop::config())]
+        #[test]
+        fn the_byte_scan_shifts_exactly_as_the_character_rule(
+            text in "[a-z $0-9'\",()ż]{0,60}",
+            by in 0usize..40,
+        ) {
+            proptest::prop_assert_eq!(
+                shift_placeholders(&text, by),
+                shift_placeholders_by_chars(&text, by)
+            );
+        }
     }
 
     #[test]

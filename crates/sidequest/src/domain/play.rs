@@ -258,9 +258,16 @@ impl FinishArgs {
 }
 
 /// SHA-256 (hex) of a value's canonical JSON: `serde_json`'s map is ordered by key, and
-/// `to_string` writes no insignificant whitespace.
+/// its compact form (`to_string`) writes no insignificant whitespace. The JSON is streamed
+/// into the hash (the same bytes as `to_string`, never gathered: a turn is up to 16 KB).
 pub fn canonical_hash(value: &Value) -> String {
-    hex::encode(Sha256::digest(value.to_string().as_bytes()))
+    let mut hasher = Sha256::new();
+    if serde_json::to_writer(&mut hasher, value).is_err() {
+        // Unreachable (a `Value` always serializes, a hasher never refuses bytes); the
+        // gathered form gives the same hash regardless.
+        return hex::encode(Sha256::digest(value.to_string().as_bytes()));
+    }
+    hex::encode(hasher.finalize())
 }
 
 /// The checks every operation shares, in the contract's order: receipt (replay or conflict),
@@ -442,4 +449,30 @@ pub fn decide_finish(
         decisions: Vec::new(),
         receipt,
     })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_streamed_hash_is_the_hash_of_the_compact_json() {
+        // Stored receipts hold these hashes: streaming must not change a byte of the input.
+        let value = json!({
+            "operation_id": "00000000-0000-4000-8000-000000000001",
+            "expected_version": 7,
+            "player_action": "Zażółć \"gęślą\" jaźń\n\ttab \u{1} \\ back",
+            "memory_markdown": "# Notes\n".repeat(2_000),
+            "current_scene": null,
+            "consequences": [{"category": "discovery", "description": "emoji 🐉"}],
+        });
+        assert_eq!(
+            canonical_hash(&value),
+            hex::encode(Sha256::digest(value.to_string().as_bytes()))
+        );
+        assert_eq!(
+            canonical_hash(&json!({"b": 1, "a": [true, 1.5]})),
+            hex::encode(Sha256::digest(br#"{"a":[true,1.5],"b":1}"#))
+        );
+    }
 }
