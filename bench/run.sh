@@ -123,6 +123,27 @@ measure() {
     "$LG" run --name "$name" --duration-secs "$DURATION" --warmup-secs "$WARMUP" --json "$@" >"$OUT/$name.json"
 }
 
+# bare PREFIX BYTES WITH_WRK: the bare axum handler answering BYTES-byte bodies, driven by
+# loadgen at each client count as PREFIX-$backend-C (and by wrk as wrk-PREFIX-$backend-C when
+# WITH_WRK is 1) with the same tokens and request as the server's runs.
+bare() {
+    local prefix=$1 bytes=$2 with_wrk=$3 base base_url c
+    log "$backend: bare axum handler, $bytes-byte body"
+    "$LG" baseline --bind 127.0.0.1:0 --body-bytes "$bytes" >"$WORK/baseline.out" &
+    base=$!
+    PIDS+=("$base")
+    base_url=$(wait_for_line "$WORK/baseline.out" '^http://.*' "$base")
+    for c in $CLIENTS; do
+        measure "$prefix-$backend-$c" --url "$base_url/play/mcp" --tokens-file "$tokens" \
+            --clients "$c" --tool get_play_context --server-pid "$base"
+        if (( with_wrk )); then
+            measure_wrk "wrk-$prefix-$backend-$c" "$base_url/play/mcp" "$WORK/fresh-$backend.json" \
+                "$c" loadgen
+        fi
+    done
+    stop "$base"
+}
+
 # --- Sidequest on each backend, and the bare-handler reference ------------------------------
 for backend in $BACKENDS; do
     case $backend in
@@ -194,29 +215,8 @@ for backend in $BACKENDS; do
     cp "$WORK/server-$backend.log" "$OUT/server-$backend.log" 2>/dev/null || true
     if [[ $backend == pg ]]; then drop_db "$db"; fi
 
-    log "$backend: bare axum handler, $body_bytes-byte body"
-    "$LG" baseline --bind 127.0.0.1:0 --body-bytes "$body_bytes" >"$WORK/baseline.out" &
-    base=$!
-    PIDS+=("$base")
-    base_url=$(wait_for_line "$WORK/baseline.out" '^http://.*' "$base")
-    for c in $CLIENTS; do
-        measure "base-$backend-$c" --url "$base_url/play/mcp" --tokens-file "$tokens" --clients "$c" \
-            --tool get_play_context --server-pid "$base"
-    done
-    stop "$base"
-    log "$backend: bare axum handler, $fresh_bytes-byte body (a fresh assignment's)"
-    "$LG" baseline --bind 127.0.0.1:0 --body-bytes "$fresh_bytes" >"$WORK/baseline.out" &
-    base=$!
-    PIDS+=("$base")
-    base_url=$(wait_for_line "$WORK/baseline.out" '^http://.*' "$base")
-    for c in $CLIENTS; do
-        measure "base-fresh-$backend-$c" --url "$base_url/play/mcp" --tokens-file "$tokens" \
-            --clients "$c" --tool get_play_context --server-pid "$base"
-        if (( USE_WRK )); then
-            measure_wrk "wrk-base-fresh-$backend-$c" "$base_url/play/mcp" "$WORK/fresh-$backend.json" "$c" loadgen
-        fi
-    done
-    stop "$base"
+    bare base "$body_bytes" 0
+    bare base-fresh "$fresh_bytes" "$USE_WRK"
 done
 
 # --- pgbench: the same transaction, straight to PostgreSQL ----------------------------------
