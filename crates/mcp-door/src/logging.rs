@@ -78,7 +78,9 @@ impl Write for BatchedWriter {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let mut pending = self.shared.lock();
         pending.lines.extend_from_slice(buf);
-        if pending.lines.len() >= MAX_PENDING_BYTES {
+        // Once the guard is gone (the process is ending: tasks still stopping may log), no
+        // thread will write the buffer again, so a line goes out at once.
+        if pending.lines.len() >= MAX_PENDING_BYTES || self.shared.stop.load(Ordering::Acquire) {
             pending.write_out();
         }
         Ok(buf.len())
@@ -277,6 +279,9 @@ mod tests {
         let text = sink.text();
         assert_eq!(text.lines().count(), 100);
         assert!(text.starts_with("line 0\n") && text.ends_with("line 99\n"));
+        // A line logged after the guard is gone (a task still stopping) is written at once.
+        writer.write_all(b"late\n").expect("write");
+        assert!(sink.text().ends_with("line 99\nlate\n"));
     }
 
     #[test]
