@@ -180,8 +180,7 @@ cp "$WORK/peer.log" "$WORK/sidequest.log" "$OUT/" 2>/dev/null || true
 # --- the table ---------------------------------------------------------------------------------
 row() {
     jq -r '[.name, .clients, .rps, .latency.p50_ms, .latency.p99_ms,
-            ((.cpu.server.us_per_request // 0)
-             + (if .kind == "wrk" then 0 else (.cpu.named["sq-peer"].us_per_request // 0) end)),
+            ((.cpu.server.us_per_request // 0) + (.cpu.named["sq-peer"].us_per_request // 0)),
             (.cpu.named.postgres.us_per_request // 0), (.cpu.loadgen.us_per_request // 0),
             .errors, .cpu.others_pct]
            | @tsv' "$OUT/$1.json"

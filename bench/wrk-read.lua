@@ -1,6 +1,8 @@
--- wrk's side of a get_play_context run (bench/run.sh and bench/peer.sh with CLIENT=wrk):
+-- wrk's side of a get_play_context run (bench/run.sh and bench/peer.sh, when wrk is installed):
 --
---   wrk -t 2 -c 8 -d 15s --latency -s bench/wrk-read.lua URL -- TOKENS_FILE
+--   wrk -t 2 -c 8 -d 15s -s bench/wrk-read.lua URL -- TOKENS_FILE 2
+--
+-- (the last argument: wrk's thread count, so that each thread takes its own tokens).
 --
 -- The same request loadgen sends (JSON-RPC tools/call of get_play_context, the same headers),
 -- with a play token from TOKENS_FILE (`sidequest demo --json`): each wrk thread takes its own

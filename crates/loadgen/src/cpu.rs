@@ -142,8 +142,9 @@ pub fn read(path: &std::path::Path) -> anyhow::Result<Value> {
 
 /// Fills in `us_per_request` of a `loadgen cpu` report for `n` requests of a load that
 /// `run` did not drive (pgbench, wrk): the process named `client` becomes the client's
-/// figure (`loadgen`, where the table looks for it) and the one named `server`, if any, the
-/// server's.
+/// figure (`loadgen`, where the table looks for it) and the processes named `server`, if
+/// any, the server's, moved out of `named` as `run` keeps its server apart from the named
+/// processes.
 pub fn per_request(mut cpu: Value, n: u64, client: &str, server: Option<&str>) -> Value {
     let window = cpu["window_secs"].as_f64().unwrap_or(0.0);
     let us = |pct: f64| {
@@ -161,7 +162,8 @@ pub fn per_request(mut cpu: Value, n: u64, client: &str, server: Option<&str>) -
     }
     cpu["loadgen"] = cpu["named"][client].clone();
     if let Some(server) = server {
-        cpu["server"] = cpu["named"][server].clone();
+        let named = cpu["named"].as_object_mut().and_then(|n| n.remove(server));
+        cpu["server"] = named.unwrap_or(Value::Null);
     }
     cpu
 }
@@ -216,5 +218,9 @@ mod tests {
         let out = super::per_request(cpu, 20_000, "wrk", Some("sidequest"));
         assert_eq!(out["server"]["us_per_request"], 400.0);
         assert_eq!(out["loadgen"]["us_per_request"], 150.0);
+        assert!(
+            out["named"].get("sidequest").is_none(),
+            "counted once, as the server"
+        );
     }
 }

@@ -292,6 +292,7 @@ pub fn print(args: &TableArgs) -> anyhow::Result<()> {
     }
     // The ceilings: what the machine allows a server with no cost of its own (see `ceiling`).
     for &c in &clients {
+        // (label, the server's run, pgbench's statement(s), the reference first; bare handler)
         let cases: [(&str, &str, &[&str], &str); 4] = [
             (
                 "get_play_context on PostgreSQL",
@@ -319,19 +320,15 @@ pub fn print(args: &TableArgs) -> anyhow::Result<()> {
             ),
         ];
         for (label, run, sql, bare) in cases {
-            let reference = if run == "commit-pg" {
-                "pgbench-turn"
-            } else {
-                "pgbench-context"
-            };
-            let (Some(r), Some(b), Some(p)) = (get(run, c), get(bare, c), get(reference, c)) else {
-                continue;
-            };
             let Some(sql) = sql
                 .iter()
                 .map(|name| get(name, c))
                 .collect::<Option<Vec<_>>>()
             else {
+                continue;
+            };
+            // The first pgbench result listed is the target's reference.
+            let (Some(r), Some(b), Some(&p)) = (get(run, c), get(bare, c), sql.first()) else {
                 continue;
             };
             let Some(most) = ceiling(r, &sql, b) else {

@@ -26,7 +26,8 @@ pub struct WrkArgs {
     /// `loadgen cpu` output for the same window (with `--cpu-name wrk` and the server's).
     #[arg(long)]
     cpu_file: Option<PathBuf>,
-    /// The process name of the server in the CPU report (`sidequest`, `python3`, ...).
+    /// The process name of the server in the CPU report (`sidequest`, the peer's `sq-peer`,
+    /// the bare handler's `loadgen`).
     #[arg(long)]
     server_name: Option<String>,
     /// wrk's output: its closing JSON line is read (bench/wrk-read.lua's `done`).

@@ -164,8 +164,10 @@ impl Default for JsonLines {
 }
 
 thread_local! {
-    /// The line being serialized, kept between events so that a line allocates nothing.
-    static LINE: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(512));
+    /// The timestamp and the line being serialized, kept between events so that a line
+    /// allocates nothing.
+    static LINE: RefCell<(String, Vec<u8>)> =
+        RefCell::new((String::with_capacity(32), Vec::with_capacity(512)));
 }
 
 impl<S, N> FormatEvent<S, N> for JsonLines
@@ -182,14 +184,14 @@ where
         if event.parent().is_some() || (event.is_contextual() && ctx.lookup_current().is_some()) {
             return self.inside_spans.format_event(ctx, writer, event);
         }
-        let mut timestamp = String::with_capacity(32);
-        SystemTime.format_time(&mut Writer::new(&mut timestamp))?;
         let meta = event.metadata();
-        LINE.with_borrow_mut(|line| {
+        LINE.with_borrow_mut(|(timestamp, line)| {
+            timestamp.clear();
+            SystemTime.format_time(&mut Writer::new(timestamp))?;
             line.clear();
             let mut json = serde_json::Serializer::new(&mut *line);
             let mut map = json.serialize_map(None).map_err(|_| fmt::Error)?;
-            map.serialize_entry("timestamp", &timestamp)
+            map.serialize_entry("timestamp", timestamp.as_str())
                 .and_then(|()| map.serialize_entry("level", meta.level().as_str()))
                 .and_then(|()| map.serialize_entry("fields", &event.field_map()))
                 .and_then(|()| map.serialize_entry("target", meta.target()))
