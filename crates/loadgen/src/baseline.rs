@@ -1,15 +1,19 @@
 //! The reference server: a bare axum handler answering every POST with one constant JSON body
 //! of a chosen size, shaped like a tool result so `run` checks it exactly as it checks
-//! Sidequest's answers. It owns nothing else: no auth, no database, no logging per request.
+//! Sidequest's answers. It owns nothing else: no auth, no logging per request, and no database
+//! unless asked for one statement a request (`--database-url`, `--statement`: the floor of a
+//! server that must ask its database once per request, on the same driver and pool).
 
 use std::io::Write;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use anyhow::Context;
 use axum::Router;
 use axum::body::Bytes;
-use axum::http::header;
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::routing::post;
+use sha2::{Digest, Sha256};
 
 /// Arguments of `loadgen baseline`.
 #[derive(Debug, clap::Args)]
@@ -20,6 +24,17 @@ pub struct BaselineArgs {
     /// Exact size of the response body in bytes.
     #[arg(long, default_value_t = 4096)]
     body_bytes: usize,
+    /// A PostgreSQL URL: each request first runs `--statement` on a pooled connection (sqlkit's
+    /// pool, as the servers use) and is answered only when it returns a row.
+    #[arg(long, requires = "statement")]
+    database_url: Option<String>,
+    /// The statement run per request; `$1` is bound to the SHA-256 hex digest of the request's
+    /// bearer token.
+    #[arg(long, requires = "database_url")]
+    statement: Option<String>,
+    /// Connections in the pool.
+    #[arg(long, default_value_t = 16)]
+    pool: u32,
 }
 
 /// The smallest body this shape allows.
@@ -39,17 +54,60 @@ pub async fn serve(args: BaselineArgs) -> anyhow::Result<()> {
         .with_context(|| format!("binding {}", args.bind))?;
     let address = listener.local_addr()?;
     let body = Bytes::from(body(args.body_bytes));
-    let handler = move |request: Bytes| {
-        let body = body.clone();
-        async move {
-            // Take the request body, as a real handler must, then answer the constant.
-            drop(request);
-            ([(header::CONTENT_TYPE, "application/json")], body)
+    let app = match (args.database_url, args.statement) {
+        (Some(url), Some(statement)) => {
+            let wait = Duration::from_secs(5);
+            let settings = sqlkit::PoolSettings {
+                max_connections: args.pool,
+                acquire_timeout: wait,
+                statement_timeout: wait,
+                lock_timeout: wait,
+                query_timeout: wait,
+                sqlite_cache_kib: sqlkit::SQLITE_DEFAULT_CACHE_KIB,
+            };
+            let db = sqlkit::Db::open(&url, &settings)
+                .await
+                .with_context(|| format!("opening {url}"))?;
+            let statement: &'static str = Box::leak(statement.into_boxed_str());
+            let handler = move |headers: HeaderMap, request: Bytes| {
+                let (body, db) = (body.clone(), db.clone());
+                async move {
+                    drop(request);
+                    let token = headers
+                        .get(header::AUTHORIZATION)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.strip_prefix("Bearer "))
+                        .unwrap_or_default();
+                    let digest = hex::encode(Sha256::digest(token.as_bytes()));
+                    match sqlkit::sql(statement)
+                        .bind(digest.as_str())
+                        .fetch_optional(&db)
+                        .await
+                    {
+                        Ok(Some(_)) => Ok(([(header::CONTENT_TYPE, "application/json")], body)),
+                        Ok(None) => Err(StatusCode::UNAUTHORIZED),
+                        Err(_) => Err(StatusCode::SERVICE_UNAVAILABLE),
+                    }
+                }
+            };
+            Router::new()
+                .route("/", post(handler.clone()))
+                .route("/{*path}", post(handler))
+        }
+        _ => {
+            let handler = move |request: Bytes| {
+                let body = body.clone();
+                async move {
+                    // Take the request body, as a real handler must, then answer the constant.
+                    drop(request);
+                    ([(header::CONTENT_TYPE, "application/json")], body)
+                }
+            };
+            Router::new()
+                .route("/", post(handler.clone()))
+                .route("/{*path}", post(handler))
         }
     };
-    let app = Router::new()
-        .route("/", post(handler.clone()))
-        .route("/{*path}", post(handler));
     let mut stdout = std::io::stdout();
     writeln!(stdout, "http://{address}")?;
     stdout.flush()?;

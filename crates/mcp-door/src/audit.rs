@@ -45,9 +45,11 @@ pub struct TracingAudit;
 
 impl AuditSink for TracingAudit {
     fn record(&self, r: AuditRecord) {
+        // Strings, not `Display` values: the same text, without the formatting machinery.
+        let mut id = Uuid::encode_buffer();
         tracing::info!(
-            request_id = %r.request_id,
-            door = %r.door,
+            request_id = &*r.request_id.hyphenated().encode_lower(&mut id),
+            door = r.door.as_str(),
             kind = r.principal_kind.as_deref().unwrap_or("-"),
             method = r.method.as_deref().unwrap_or("-"),
             tool = r.tool.as_deref().unwrap_or("-"),

@@ -321,7 +321,10 @@ impl Catalog {
 
 /// A successful tool result carrying `value` both as JSON text and as `structuredContent`.
 pub fn tool_json(value: Value) -> CallToolResult {
-    let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
+    // `to_string` of the value itself would pass every piece through `fmt`; the bytes are
+    // the same (compact JSON).
+    let text = serde_json::to_string(&value).unwrap_or_else(|_| value.to_string());
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = Some(value);
     result
 }

@@ -5,6 +5,7 @@
 //! 415 for a POST that is not `application/json`, and the staged close of a body the door
 //! leaves unread ([`crate::drain`]). [`door_layers`] puts them around a door's router.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use axum::Router;
@@ -139,18 +140,22 @@ fn normalize_origin(text: &str) -> Option<String> {
 }
 
 /// The host name of a `Host` value (lowercase, port and IPv6 brackets kept as written).
-fn host_name(host: &str) -> Option<String> {
+fn host_name(host: &str) -> Option<Cow<'_, str>> {
     let host = host.trim();
     if host.is_empty() {
         return None;
     }
-    let name = if let Some(rest) = host.strip_prefix('[') {
-        let end = rest.find(']')?;
-        format!("[{}]", &rest[..end])
+    let name = if host.starts_with('[') {
+        host.get(..=host.find(']')?)?
     } else {
-        host.split(':').next().unwrap_or(host).to_owned()
+        host.split(':').next().unwrap_or(host)
     };
-    Some(name.to_ascii_lowercase())
+    // Copied only when there is something to lowercase: a request's Host usually has not.
+    Some(if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(name.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(name)
+    })
 }
 
 fn is_loopback_name(name: &str) -> bool {
@@ -361,7 +366,9 @@ mod tests {
             "ELIXIR.example:443",
             "127.0.0.1:8080",
             "localhost",
+            "LocalHost:3000",
             "[::1]:80",
+            "[::1]",
         ] {
             assert_eq!(p.refusal(&headers(&[("host", ok)])), None, "{ok}");
         }
@@ -369,6 +376,8 @@ mod tests {
             "evil.example.com",
             "elixir.example.evil.com",
             "10.0.0.1:80",
+            "[::1",
+            "[::2]:80",
             "",
         ] {
             assert!(p.refusal(&headers(&[("host", bad)])).is_some(), "{bad}");

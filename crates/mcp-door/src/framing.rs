@@ -117,6 +117,13 @@ pub fn scan(body: &[u8], limits: JsonLimits) -> Result<(), FramingError> {
                 i += 1;
                 let mut pending_high = false;
                 loop {
+                    // Plain text runs up to the next quote, backslash or NUL.
+                    let rest = body.get(i..).unwrap_or_default();
+                    let plain = memchr::memchr3(b'"', b'\\', 0, rest).unwrap_or(rest.len());
+                    if plain > 0 && pending_high {
+                        return Err(FramingError::InvalidText("lone surrogate"));
+                    }
+                    i += plain;
                     let Some(&c) = body.get(i) else { return Ok(()) }; // unterminated: serde reports it
                     match c {
                         0 => return Err(FramingError::InvalidText("NUL byte")),
@@ -150,13 +157,14 @@ pub fn scan(body: &[u8], limits: JsonLimits) -> Result<(), FramingError> {
                             i += 2;
                             continue;
                         }
+                        // Never reached: the run above stops only at those three.
                         _ => {
                             if pending_high {
                                 return Err(FramingError::InvalidText("lone surrogate"));
                             }
+                            i += 1;
                         }
                     }
-                    i += 1;
                 }
             }
             b'{' | b'[' => {
@@ -231,6 +239,116 @@ pub fn parse(body: &[u8], limits: JsonLimits) -> Result<Message, FramingError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The scanner before plain string text was skipped with `memchr3`: one byte at a time.
+    fn scan_bytewise(body: &[u8], limits: JsonLimits) -> Result<(), FramingError> {
+        let mut depth = 0usize;
+        let mut tokens = 0usize;
+        let mut i = 0usize;
+        let mut in_scalar = false;
+        let count = |tokens: &mut usize| {
+            *tokens += 1;
+            if *tokens > limits.max_tokens {
+                Err(FramingError::TooManyTokens(limits.max_tokens))
+            } else {
+                Ok(())
+            }
+        };
+        while i < body.len() {
+            let b = body[i];
+            match b {
+                0 => return Err(FramingError::InvalidText("NUL byte")),
+                b'"' => {
+                    in_scalar = false;
+                    count(&mut tokens)?;
+                    i += 1;
+                    let mut pending_high = false;
+                    loop {
+                        let Some(&c) = body.get(i) else { return Ok(()) }; // unterminated: serde reports it
+                        match c {
+                            0 => return Err(FramingError::InvalidText("NUL byte")),
+                            b'"' => {
+                                if pending_high {
+                                    return Err(FramingError::InvalidText("lone surrogate"));
+                                }
+                                break;
+                            }
+                            b'\\' => {
+                                let esc = body.get(i + 1).copied();
+                                if esc == Some(b'u') {
+                                    let Some(code) = hex4(&body[(i + 2).min(body.len())..]) else {
+                                        return Err(FramingError::Malformed(
+                                            "bad \\u escape".into(),
+                                        ));
+                                    };
+                                    if code == 0 {
+                                        return Err(FramingError::InvalidText("NUL character"));
+                                    }
+                                    let high = (0xD800..0xDC00).contains(&code);
+                                    let low = (0xDC00..0xE000).contains(&code);
+                                    if pending_high && !low || !pending_high && low {
+                                        return Err(FramingError::InvalidText("lone surrogate"));
+                                    }
+                                    pending_high = high;
+                                    i += 6;
+                                    continue;
+                                }
+                                if pending_high {
+                                    return Err(FramingError::InvalidText("lone surrogate"));
+                                }
+                                i += 2;
+                                continue;
+                            }
+                            _ => {
+                                if pending_high {
+                                    return Err(FramingError::InvalidText("lone surrogate"));
+                                }
+                            }
+                        }
+                        i += 1;
+                    }
+                }
+                b'{' | b'[' => {
+                    in_scalar = false;
+                    depth += 1;
+                    if depth > limits.max_depth {
+                        return Err(FramingError::TooDeep(limits.max_depth));
+                    }
+                    count(&mut tokens)?;
+                }
+                b'}' | b']' => {
+                    in_scalar = false;
+                    depth = depth.saturating_sub(1);
+                }
+                b',' | b':' | b' ' | b'\t' | b'\n' | b'\r' => in_scalar = false,
+                _ => {
+                    if !in_scalar {
+                        in_scalar = true;
+                        count(&mut tokens)?;
+                    }
+                }
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+        #[test]
+        fn skipping_plain_text_changes_no_verdict(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "{", "}", "[", "]", "\"", "\\", "\\\"", "\\n", "\\u0041", "\\u0000", "\\ud83d",
+                "\\ude00", "\\udc00", "\\u12", "abc", "1", " ", ":", ",", "\u{0}", "\u{17c}",
+            ]), 0..24),
+            max_depth in 1usize..6,
+            max_tokens in 1usize..12,
+        ) {
+            let limits = JsonLimits { max_depth, max_tokens };
+            let body = pieces.concat().into_bytes();
+            proptest::prop_assert_eq!(scan(&body, limits), scan_bytewise(&body, limits));
+        }
+    }
 
     fn nested(depth: usize) -> String {
         let mut s = String::from(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"#);

@@ -13,7 +13,9 @@
 //! JSON lines are written by [`JsonLines`]: tracing-subscriber's own JSON shape, serialized
 //! straight into a byte buffer (the library's formatter passes every piece through an
 //! `io::Write`-to-`fmt::Write` adaptor that checks it is UTF-8, a fifth of a cached read's
-//! instructions with the line itself).
+//! instructions with the line itself). Its timestamp is the library's too (RFC 3339, UTC, to the
+//! microsecond), with the date and time of day formatted once a second per thread
+//! ([`Timestamp`]): the library formats every field of the date on every line.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -21,14 +23,13 @@ use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::ser::{SerializeMap, Serializer};
 use tracing::{Event, Subscriber};
 use tracing_serde::fields::AsMap;
 use tracing_subscriber::fmt::FmtContext;
 use tracing_subscriber::fmt::format::{self, FormatEvent, FormatFields, Writer};
-use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
 use tracing_subscriber::registry::LookupSpan;
 
 /// How long a line may wait in memory before it is written.
@@ -163,11 +164,55 @@ impl Default for JsonLines {
     }
 }
 
+/// A line's timestamp as tracing-subscriber writes it (`2026-12-07T03:11:00.850960Z`), its
+/// date and time of day kept from the last line within the same second.
+#[derive(Debug, Default)]
+struct Timestamp {
+    /// The second since the Unix epoch the first `date_and_time` bytes of `text` show
+    /// (`None`: nothing formatted yet).
+    second: Option<u64>,
+    date_and_time: usize,
+    text: String,
+}
+
+impl Timestamp {
+    /// `at`, formatted; the date and time of day only when its second is not the last one's.
+    fn of(&mut self, at: SystemTime) -> &str {
+        let since = at.duration_since(UNIX_EPOCH).unwrap_or_default();
+        let second = since.as_secs();
+        if self.second != Some(second) {
+            self.text.clear();
+            let day_and_time = i64::try_from(second)
+                .ok()
+                .and_then(|s| jiff::Timestamp::from_second(s).ok())
+                .unwrap_or(jiff::Timestamp::MAX);
+            // Writing into a String cannot fail.
+            let _ = fmt::Write::write_fmt(
+                &mut self.text,
+                format_args!("{}", day_and_time.strftime("%Y-%m-%dT%H:%M:%S")),
+            );
+            self.second = Some(second);
+            self.date_and_time = self.text.len();
+        }
+        self.text.truncate(self.date_and_time);
+        let micros = since.subsec_micros();
+        let _ = fmt::Write::write_fmt(&mut self.text, format_args!(".{micros:06}Z"));
+        &self.text
+    }
+}
+
+/// When a line is written: the system clock, read as tracing-subscriber's formatter reads it
+/// for the lines it writes. A log line's own time, not the products' (their [`crate::Clock`]).
+#[allow(clippy::disallowed_methods)]
+fn written_at() -> SystemTime {
+    SystemTime::now()
+}
+
 thread_local! {
     /// The timestamp and the line being serialized, kept between events so that a line
     /// allocates nothing.
-    static LINE: RefCell<(String, Vec<u8>)> =
-        RefCell::new((String::with_capacity(32), Vec::with_capacity(512)));
+    static LINE: RefCell<(Timestamp, Vec<u8>)> =
+        RefCell::new((Timestamp::default(), Vec::with_capacity(512)));
 }
 
 impl<S, N> FormatEvent<S, N> for JsonLines
@@ -186,12 +231,10 @@ where
         }
         let meta = event.metadata();
         LINE.with_borrow_mut(|(timestamp, line)| {
-            timestamp.clear();
-            SystemTime.format_time(&mut Writer::new(timestamp))?;
             line.clear();
             let mut json = serde_json::Serializer::new(&mut *line);
             let mut map = json.serialize_map(None).map_err(|_| fmt::Error)?;
-            map.serialize_entry("timestamp", timestamp.as_str())
+            map.serialize_entry("timestamp", timestamp.of(written_at()))
                 .and_then(|()| map.serialize_entry("level", meta.level().as_str()))
                 .and_then(|()| map.serialize_entry("fields", &event.field_map()))
                 .and_then(|()| map.serialize_entry("target", meta.target()))
@@ -361,6 +404,28 @@ mod tests {
             "{\"timestamp\":\"".len() + "2026-12-07T03:11:00.850960Z".len()
         );
         line[value_end..].to_owned()
+    }
+
+    #[test]
+    fn timestamps_are_the_librarys_rfc_3339_to_the_microsecond() {
+        let at = |nanos: u128| {
+            UNIX_EPOCH + Duration::from_nanos(u64::try_from(nanos).expect("in range"))
+        };
+        let mut stamp = Timestamp::default();
+        // 2026-12-07T03:11:00.850960Z, then later in the same second, then the next seconds
+        // (a day, a month and a year boundary), then back to an earlier second.
+        let cases = [
+            (1_796_613_060_850_960_123, "2026-12-07T03:11:00.850960Z"),
+            (1_796_613_060_999_999_999, "2026-12-07T03:11:00.999999Z"),
+            (1_796_613_061_000_000_000, "2026-12-07T03:11:01.000000Z"),
+            (1_798_761_599_000_001_000, "2026-12-31T23:59:59.000001Z"),
+            (1_798_761_600_000_000_000, "2027-01-01T00:00:00.000000Z"),
+            (951_782_400_123_456_000, "2000-02-29T00:00:00.123456Z"),
+            (0, "1970-01-01T00:00:00.000000Z"),
+        ];
+        for (nanos, want) in cases {
+            assert_eq!(stamp.of(at(nanos)), want);
+        }
     }
 
     #[test]

@@ -43,6 +43,7 @@ where
     R: Row,
     for<'a> &'a str: ColumnIndex<R>,
     for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> &'r str: Decode<'r, R::Database> + Type<R::Database>,
     for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
     for<'r> bool: Decode<'r, R::Database> + Type<R::Database>,
     for<'r> f64: Decode<'r, R::Database> + Type<R::Database>,
@@ -75,9 +76,18 @@ where
     fn opt_bytes(&self, col: &str) -> Result<Option<Vec<u8>>, DbFailure> {
         Ok(self.try_get(col)?)
     }
+    /// Parsed from the row's own bytes, without a `String` in between.
+    fn uuid(&self, col: &str) -> Result<Uuid, DbFailure> {
+        parse_uuid(self.try_get::<&str, _>(col)?)
+    }
+    fn opt_uuid(&self, col: &str) -> Result<Option<Uuid>, DbFailure> {
+        self.try_get::<Option<&str>, _>(col)?
+            .map(parse_uuid)
+            .transpose()
+    }
 }
 
-fn parse_uuid(text: &str) -> Result<Uuid, DbFailure> {
+pub(crate) fn parse_uuid(text: &str) -> Result<Uuid, DbFailure> {
     Uuid::parse_str(text).map_err(|e| DbFailure::Internal(format!("stored uuid {text:?}: {e}")))
 }
 

@@ -576,57 +576,84 @@ impl Conn {
 
 /// PostgreSQL's one statement of [`Tx::execute_all`]: `WITH w0 AS (… RETURNING 1), w1 AS
 /// (…) SELECT (SELECT COUNT(*) FROM w0) AS n0, …`, each statement's `$k` moved past the
-/// arguments of those before it.
+/// arguments of those before it. Written into one string sized up front: a commit builds it
+/// on every turn.
 fn combined_writes(statements: Vec<Statement>) -> Statement {
-    let mut queries = Vec::with_capacity(statements.len());
-    let mut counts = Vec::with_capacity(statements.len());
+    let n = statements.len();
+    let mut numbers = itoa::Buffer::new();
+    let mut text =
+        String::with_capacity(statements.iter().map(|s| s.text.len() + 48).sum::<usize>() + n * 48);
     let mut args = Vec::new();
+    text.push_str("WITH ");
     for (i, statement) in statements.into_iter().enumerate() {
-        queries.push(format!(
-            "w{i} AS ({} RETURNING 1)",
-            shift_placeholders(&statement.text, args.len())
-        ));
-        counts.push(format!("(SELECT COUNT(*) FROM w{i}) AS n{i}"));
+        if i > 0 {
+            text.push_str(", ");
+        }
+        text.push('w');
+        text.push_str(numbers.format(i));
+        text.push_str(" AS (");
+        shift_placeholders_into(&mut text, &statement.text, args.len());
+        text.push_str(" RETURNING 1)");
         args.extend(statement.args);
     }
+    text.push_str(" SELECT ");
+    for i in 0..n {
+        if i > 0 {
+            text.push_str(", ");
+        }
+        let i = numbers.format(i);
+        for piece in ["(SELECT COUNT(*) FROM w", i, ") AS n", i] {
+            text.push_str(piece);
+        }
+    }
     Statement {
-        text: format!("WITH {} SELECT {}", queries.join(", "), counts.join(", ")).into(),
+        text: text.into(),
         args,
     }
 }
 
 /// `text` with each placeholder `$k` outside a quoted literal or name written `$(k + by)`.
-/// Scanned as bytes (the quotes, `$` and digits are ASCII, never part of a multi-byte
-/// character) and copied in runs between placeholders: a commit's combined statement is
-/// built on every turn.
+#[cfg(test)]
 fn shift_placeholders(text: &str, by: usize) -> String {
-    use std::fmt::Write as _;
-    let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len() + 16);
-    let mut quote: Option<u8> = None;
-    // `text[copied..]` is not in `out` yet.
+    shift_placeholders_into(&mut out, text, by);
+    out
+}
+
+/// Appends `text` to `out` with each placeholder `$k` outside a quoted literal or name
+/// written `$(k + by)`. Scanned as bytes (the quotes, `$` and digits are ASCII, never part of
+/// a multi-byte character), jumping from one `$` or quote to the next and copying the runs
+/// between placeholders.
+fn shift_placeholders_into(out: &mut String, text: &str, by: usize) {
+    let bytes = text.as_bytes();
+    let mut numbers = itoa::Buffer::new();
+    // `text[copied..]` is not in `out` yet; `text[i..]` is not scanned yet.
     let mut copied = 0;
     let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        i += 1;
-        match (quote, b) {
-            (Some(q), b) if b == q => quote = None,
-            (Some(_), _) => {}
-            (None, b'\'' | b'"') => quote = Some(b),
-            (None, b'$') => {
-                let end = i + bytes[i..].iter().take_while(|d| d.is_ascii_digit()).count();
-                if let Ok(k) = text[i..end].parse::<usize>() {
-                    out.push_str(&text[copied..i]);
-                    let _ = write!(out, "{}", k + by);
-                    copied = end;
-                }
-                i = end;
+    while let Some(found) = memchr::memchr3(b'$', b'\'', b'"', &bytes[i..]) {
+        let at = i + found;
+        let after = at + 1;
+        if bytes[at] == b'$' {
+            let end = after
+                + bytes[after..]
+                    .iter()
+                    .take_while(|d| d.is_ascii_digit())
+                    .count();
+            if let Ok(k) = text[after..end].parse::<usize>() {
+                out.push_str(&text[copied..after]);
+                out.push_str(numbers.format(k + by));
+                copied = end;
             }
-            (None, _) => {}
+            i = end;
+        } else {
+            // A quoted literal or name: nothing in it until the same quote closes it.
+            match memchr::memchr(bytes[at], &bytes[after..]) {
+                Some(close) => i = after + close + 1,
+                None => break,
+            }
         }
     }
     out.push_str(&text[copied..]);
-    out
 }
 
 /// A transaction begun with `statement` on an owned pooled connection. sqlx's `Pool::begin_with`
@@ -725,6 +752,12 @@ impl Cols for Row {
     }
     fn opt_bytes(&self, col: &str) -> Result<Option<Vec<u8>>, DbFailure> {
         self.cols().opt_bytes(col)
+    }
+    fn uuid(&self, col: &str) -> Result<Uuid, DbFailure> {
+        self.cols().uuid(col)
+    }
+    fn opt_uuid(&self, col: &str) -> Result<Option<Uuid>, DbFailure> {
+        self.cols().opt_uuid(col)
     }
 }
 
@@ -1081,6 +1114,39 @@ mod tests {
             return;
         };
         writes_at_once(&Db::open(&url, &settings()).await.unwrap()).await;
+    }
+
+    #[test]
+    fn writes_combine_into_one_statement_with_their_arguments_in_order() {
+        let combined = combined_writes(vec![
+            sql("UPDATE a SET v = $2 WHERE id = $1")
+                .bind("x")
+                .bind(1i64),
+            sql("INSERT INTO b (k, note) VALUES ($1, '$1 stays')").bind(2i64),
+            sql(
+                "DELETE FROM c WHERE k = $1 OR k = $2 OR k = $3 OR k = $4 OR k = $5 OR k = $6 \
+                 OR k = $7 OR k = $8 OR k = $9 OR k = $10",
+            )
+            .bind(3i64),
+        ]);
+        assert_eq!(
+            combined.text(),
+            "WITH w0 AS (UPDATE a SET v = $2 WHERE id = $1 RETURNING 1), \
+             w1 AS (INSERT INTO b (k, note) VALUES ($3, '$1 stays') RETURNING 1), \
+             w2 AS (DELETE FROM c WHERE k = $4 OR k = $5 OR k = $6 OR k = $7 OR k = $8 OR k = $9 \
+             OR k = $10 OR k = $11 OR k = $12 OR k = $13 RETURNING 1) \
+             SELECT (SELECT COUNT(*) FROM w0) AS n0, (SELECT COUNT(*) FROM w1) AS n1, \
+             (SELECT COUNT(*) FROM w2) AS n2"
+        );
+        assert_eq!(
+            combined.args(),
+            [
+                Arg::Text(Some("x".into())),
+                Arg::Int(Some(1)),
+                Arg::Int(Some(2)),
+                Arg::Int(Some(3))
+            ]
+        );
     }
 
     #[test]

@@ -18,7 +18,9 @@ use std::sync::Mutex;
 
 use rusqlite::types::Value;
 use rusqlite::{Connection, OpenFlags};
+use uuid::Uuid;
 
+use crate::cols::parse_uuid;
 use crate::db::{Arg, Statement};
 use crate::{Cols, DbFailure};
 
@@ -235,6 +237,18 @@ impl Cols for OwnedRow {
             other => Err(Self::wrong(col, "BLOB", other)),
         }
     }
+    /// Parsed from the row's own text, without a copy.
+    fn uuid(&self, col: &str) -> Result<Uuid, DbFailure> {
+        self.opt_uuid(col)?
+            .ok_or_else(|| Self::wrong(col, "TEXT", &Value::Null))
+    }
+    fn opt_uuid(&self, col: &str) -> Result<Option<Uuid>, DbFailure> {
+        match self.value(col)? {
+            Value::Null => Ok(None),
+            Value::Text(s) => parse_uuid(s).map(Some),
+            other => Err(Self::wrong(col, "TEXT", other)),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -301,6 +315,37 @@ mod tests {
             .await
             .unwrap();
         assert!(none.is_none() && conn.is_none());
+    }
+
+    /// Uuids stored as TEXT are parsed from the row in place; NULL, another type or text
+    /// that is not a uuid is refused as the schema disagreeing.
+    #[tokio::test]
+    async fn uuids_are_read_in_place() {
+        const ID: &str = "6f1c1f0e-3b59-4c8e-9a55-0d7a2b9f4e11";
+        let (_dir, url) = testkit::db::fresh_sqlite_url();
+        let db = filled(&url).await;
+        let (row, _) = db
+            .read_first(sql(format!(
+                "SELECT '{ID}' AS u, NULL AS n, 7 AS i, 'not-a-uuid' AS bad"
+            )))
+            .await
+            .unwrap();
+        let row = row.expect("the row");
+        assert!(matches!(row, Row::InPlace(_)));
+        assert_eq!(row.uuid("u").unwrap().to_string(), ID);
+        assert_eq!(row.opt_uuid("u").unwrap().unwrap().to_string(), ID);
+        assert_eq!(row.opt_uuid("n").unwrap(), None);
+        for refused in [
+            row.uuid("n"),
+            row.uuid("i"),
+            row.uuid("bad"),
+            row.uuid("none"),
+        ] {
+            assert!(
+                matches!(refused, Err(DbFailure::Internal(_))),
+                "{refused:?}"
+            );
+        }
     }
 
     /// The in-place connections only read: a write through them is refused and changes

@@ -4,7 +4,7 @@
 //! locks, loads and writes them is the store's.
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
@@ -219,23 +219,34 @@ impl TurnArgs {
         verdict(e)
     }
 
-    /// SHA-256 over the canonical JSON of the validated arguments.
+    /// SHA-256 over the canonical JSON of the validated arguments, serialized from the
+    /// arguments themselves (no copy of the turn's text; the same bytes as the object's
+    /// `Value`, a test holds it).
     pub fn normalized_hash(&self) -> String {
-        let consequences: Vec<Value> = self
-            .consequences
-            .iter()
-            .map(|c| json!({"category": c.category.as_str(), "description": c.description}))
-            .collect();
-        canonical_hash(&json!({
-            "operation_id": self.operation_id.hyphenated().to_string(),
-            "expected_version": self.expected_version,
-            "player_action": self.player_action,
-            "narration": self.narration,
-            "memory_markdown": self.memory_markdown,
-            "current_scene": self.current_scene,
-            "consequences": consequences,
-        }))
+        let mut id = Uuid::encode_buffer();
+        canonical_hash(&CanonicalTurn {
+            consequences: &self.consequences,
+            current_scene: &self.current_scene,
+            expected_version: self.expected_version,
+            memory_markdown: &self.memory_markdown,
+            narration: &self.narration,
+            operation_id: self.operation_id.hyphenated().encode_lower(&mut id),
+            player_action: &self.player_action,
+        })
     }
+}
+
+/// A turn's arguments as their canonical JSON object: the fields in key order, as a `Value`'s
+/// map orders them, each consequence `{"category", "description"}` in that order too.
+#[derive(serde::Serialize)]
+struct CanonicalTurn<'a> {
+    consequences: &'a [ProposedConsequence],
+    current_scene: &'a str,
+    expected_version: i64,
+    memory_markdown: &'a str,
+    narration: &'a str,
+    operation_id: &'a str,
+    player_action: &'a str,
 }
 
 impl FinishArgs {
@@ -257,15 +268,18 @@ impl FinishArgs {
     }
 }
 
-/// SHA-256 (hex) of a value's canonical JSON: `serde_json`'s map is ordered by key, and
-/// its compact form (`to_string`) writes no insignificant whitespace. The JSON is streamed
-/// into the hash (the same bytes as `to_string`, never gathered: a turn is up to 16 KB).
-pub fn canonical_hash(value: &Value) -> String {
+/// SHA-256 (hex) of a value's canonical JSON: `serde_json`'s map is ordered by key (a
+/// struct passed here declares its fields in key order), and its compact form writes no
+/// insignificant whitespace. The JSON is streamed into the hash (the same bytes as
+/// `to_string`, never gathered: a turn is up to 16 KB).
+pub fn canonical_hash(value: &impl serde::Serialize) -> String {
     let mut hasher = Sha256::new();
     if serde_json::to_writer(&mut hasher, value).is_err() {
-        // Unreachable (a `Value` always serializes, a hasher never refuses bytes); the
+        // Unreachable (these values always serialize, a hasher never refuses bytes); the
         // gathered form gives the same hash regardless.
-        return hex::encode(Sha256::digest(value.to_string().as_bytes()));
+        return hex::encode(Sha256::digest(
+            serde_json::to_vec(value).unwrap_or_default(),
+        ));
     }
     hex::encode(hasher.finalize())
 }
@@ -474,5 +488,46 @@ mod tests {
             canonical_hash(&json!({"b": 1, "a": [true, 1.5]})),
             hex::encode(Sha256::digest(br#"{"a":[true,1.5],"b":1}"#))
         );
+    }
+
+    #[test]
+    fn a_turns_hash_is_the_hash_of_its_arguments_as_a_value() {
+        // Stored receipts hold the hashes of the `Value` form: the borrowed struct must
+        // serialize the same bytes.
+        let as_value = |t: &TurnArgs| {
+            let consequences: Vec<serde_json::Value> = t
+                .consequences
+                .iter()
+                .map(|c| json!({"category": c.category.as_str(), "description": c.description}))
+                .collect();
+            canonical_hash(&json!({
+                "operation_id": t.operation_id.hyphenated().to_string(),
+                "expected_version": t.expected_version,
+                "player_action": t.player_action,
+                "narration": t.narration,
+                "memory_markdown": t.memory_markdown,
+                "current_scene": t.current_scene,
+                "consequences": consequences,
+            }))
+        };
+        let mut turn = TurnArgs {
+            operation_id: Uuid::from_u128(0xABCD_EF01_2345_4678_9ABC_DEF0_1234_5678),
+            expected_version: 7,
+            player_action: "Zażółć \"gęślą\" jaźń\n\ttab \u{1} \\ back 🐉".into(),
+            narration: "</script> & ' \u{7f} \u{2028}".into(),
+            memory_markdown: "# Notes\n".repeat(500),
+            current_scene: "scene-1".into(),
+            consequences: vec![],
+        };
+        assert_eq!(turn.normalized_hash(), as_value(&turn));
+        turn.consequences = [Category::Discovery, Category::Resource]
+            .into_iter()
+            .map(|category| ProposedConsequence {
+                category,
+                description: format!("{category:?} \"found\"\n"),
+            })
+            .collect();
+        turn.expected_version = i64::MAX;
+        assert_eq!(turn.normalized_hash(), as_value(&turn));
     }
 }
