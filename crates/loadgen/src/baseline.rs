@@ -6,7 +6,6 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use anyhow::Context;
 use axum::Router;
@@ -56,28 +55,21 @@ pub async fn serve(args: BaselineArgs) -> anyhow::Result<()> {
     let body = Bytes::from(body(args.body_bytes));
     let app = match (args.database_url, args.statement) {
         (Some(url), Some(statement)) => {
-            let wait = Duration::from_secs(5);
+            // The servers' own pool settings, with this many connections.
             let settings = sqlkit::PoolSettings {
                 max_connections: args.pool,
-                acquire_timeout: wait,
-                statement_timeout: wait,
-                lock_timeout: wait,
-                query_timeout: wait,
-                sqlite_cache_kib: sqlkit::SQLITE_DEFAULT_CACHE_KIB,
+                ..mcp_door::DEFAULT_POOL
             };
             let db = sqlkit::Db::open(&url, &settings)
                 .await
                 .with_context(|| format!("opening {url}"))?;
+            // Kept for the life of the process, so that every request's statement borrows it.
             let statement: &'static str = Box::leak(statement.into_boxed_str());
-            let handler = move |headers: HeaderMap, request: Bytes| {
+            routes(move |headers: HeaderMap, request: Bytes| {
                 let (body, db) = (body.clone(), db.clone());
                 async move {
                     drop(request);
-                    let token = headers
-                        .get(header::AUTHORIZATION)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.strip_prefix("Bearer "))
-                        .unwrap_or_default();
+                    let token = mcp_door::bearer_token(&headers).unwrap_or_default();
                     let digest = hex::encode(Sha256::digest(token.as_bytes()));
                     match sqlkit::sql(statement)
                         .bind(digest.as_str())
@@ -89,24 +81,16 @@ pub async fn serve(args: BaselineArgs) -> anyhow::Result<()> {
                         Err(_) => Err(StatusCode::SERVICE_UNAVAILABLE),
                     }
                 }
-            };
-            Router::new()
-                .route("/", post(handler.clone()))
-                .route("/{*path}", post(handler))
+            })
         }
-        _ => {
-            let handler = move |request: Bytes| {
-                let body = body.clone();
-                async move {
-                    // Take the request body, as a real handler must, then answer the constant.
-                    drop(request);
-                    ([(header::CONTENT_TYPE, "application/json")], body)
-                }
-            };
-            Router::new()
-                .route("/", post(handler.clone()))
-                .route("/{*path}", post(handler))
-        }
+        _ => routes(move |request: Bytes| {
+            let body = body.clone();
+            async move {
+                // Take the request body, as a real handler must, then answer the constant.
+                drop(request);
+                ([(header::CONTENT_TYPE, "application/json")], body)
+            }
+        }),
     };
     let mut stdout = std::io::stdout();
     writeln!(stdout, "http://{address}")?;
@@ -115,6 +99,17 @@ pub async fn serve(args: BaselineArgs) -> anyhow::Result<()> {
         .with_graceful_shutdown(shutdown())
         .await?;
     Ok(())
+}
+
+/// Every POST, at any path, answered by `handler`.
+fn routes<H, T>(handler: H) -> Router
+where
+    H: axum::handler::Handler<T, ()>,
+    T: 'static,
+{
+    Router::new()
+        .route("/", post(handler.clone()))
+        .route("/{*path}", post(handler))
 }
 
 async fn shutdown() {

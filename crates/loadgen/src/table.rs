@@ -107,6 +107,22 @@ fn num(v: &Value, digits: usize) -> String {
         .map_or_else(|| "–".into(), |x| format!("{x:.digits$}"))
 }
 
+/// A row of the server's rate `s` over pgbench's `p` at `c` clients; with `goal`, against the
+/// issue's 0.8, else informative.
+fn vs_pgbench(target: &str, c: u64, s: &Value, p: &Value, goal: bool) {
+    let ratio = f(&s["rps"]) / f(&p["rps"]);
+    let (goal, result) = if goal {
+        ("≥ 0.80", mark(ratio >= 0.8))
+    } else {
+        ("–", "–")
+    };
+    println!(
+        "| {target} | {c} | {} req/s | {} tx/s | {ratio:.2} | {goal} | {result} |",
+        num(&s["rps"], 0),
+        num(&p["rps"], 0)
+    );
+}
+
 fn mark(ok: bool) -> &'static str {
     if ok { "**met**" } else { "**missed**" }
 }
@@ -244,12 +260,12 @@ pub fn print(args: &TableArgs) -> anyhow::Result<()> {
             ("wrk-fresh-pg", ", fresh assignment, wrk, vs pgbench"),
         ] {
             if let (Some(s), Some(p)) = (get(run, c), get("pgbench-context", c)) {
-                let ratio = f(&s["rps"]) / f(&p["rps"]);
-                println!(
-                    "| get_play_context on PostgreSQL{label} | {c} | {} req/s | {} tx/s | {ratio:.2} | ≥ 0.80 | {} |",
-                    num(&s["rps"], 0),
-                    num(&p["rps"], 0),
-                    mark(ratio >= 0.8)
+                vs_pgbench(
+                    &format!("get_play_context on PostgreSQL{label}"),
+                    c,
+                    s,
+                    p,
+                    true,
                 );
             }
         }
@@ -259,21 +275,12 @@ pub fn print(args: &TableArgs) -> anyhow::Result<()> {
             continue;
         };
         if let Some(p) = get("pgbench-turn", c) {
-            let ratio = f(&s["rps"]) / f(&p["rps"]);
-            println!(
-                "| commit_play_turn on PostgreSQL vs pgbench (same transaction) | {c} | {} req/s | {} tx/s | {ratio:.2} | ≥ 0.80 | {} |",
-                num(&s["rps"], 0),
-                num(&p["rps"], 0),
-                mark(ratio >= 0.8)
-            );
+            let target = "commit_play_turn on PostgreSQL vs pgbench (same transaction)";
+            vs_pgbench(target, c, s, p, true);
         }
         if let Some(p) = get("pgbench-request", c) {
-            let ratio = f(&s["rps"]) / f(&p["rps"]);
-            println!(
-                "| commit_play_turn vs pgbench (the request's whole SQL; informative) | {c} | {} req/s | {} tx/s | {ratio:.2} | – | – |",
-                num(&s["rps"], 0),
-                num(&p["rps"], 0)
-            );
+            let target = "commit_play_turn vs pgbench (the request's whole SQL; informative)";
+            vs_pgbench(target, c, s, p, false);
         }
         let (p50, p99) = (f(&s["latency"]["p50_ms"]), f(&s["latency"]["p99_ms"]));
         println!(

@@ -28,14 +28,11 @@ pub trait Cols {
     /// A nullable binary column.
     fn opt_bytes(&self, col: &str) -> Result<Option<Vec<u8>>, DbFailure>;
 
-    /// A non-null uuid stored as TEXT.
-    fn uuid(&self, col: &str) -> Result<Uuid, DbFailure> {
-        parse_uuid(&self.text(col)?)
-    }
+    /// A non-null uuid stored as TEXT, parsed from the row's own text (no `String` copied out
+    /// first).
+    fn uuid(&self, col: &str) -> Result<Uuid, DbFailure>;
     /// A nullable uuid stored as TEXT.
-    fn opt_uuid(&self, col: &str) -> Result<Option<Uuid>, DbFailure> {
-        self.opt_text(col)?.as_deref().map(parse_uuid).transpose()
-    }
+    fn opt_uuid(&self, col: &str) -> Result<Option<Uuid>, DbFailure>;
 }
 
 impl<R> Cols for R
@@ -76,7 +73,6 @@ where
     fn opt_bytes(&self, col: &str) -> Result<Option<Vec<u8>>, DbFailure> {
         Ok(self.try_get(col)?)
     }
-    /// Parsed from the row's own bytes, without a `String` in between.
     fn uuid(&self, col: &str) -> Result<Uuid, DbFailure> {
         parse_uuid(self.try_get::<&str, _>(col)?)
     }

@@ -237,7 +237,6 @@ impl Cols for OwnedRow {
             other => Err(Self::wrong(col, "BLOB", other)),
         }
     }
-    /// Parsed from the row's own text, without a copy.
     fn uuid(&self, col: &str) -> Result<Uuid, DbFailure> {
         self.opt_uuid(col)?
             .ok_or_else(|| Self::wrong(col, "TEXT", &Value::Null))

@@ -275,8 +275,9 @@ impl FinishArgs {
 pub fn canonical_hash(value: &impl serde::Serialize) -> String {
     let mut hasher = Sha256::new();
     if serde_json::to_writer(&mut hasher, value).is_err() {
-        // Unreachable (these values always serialize, a hasher never refuses bytes); the
-        // gathered form gives the same hash regardless.
+        // Unreachable: a hasher never refuses bytes, and these values (maps, strings,
+        // integers) always serialize. Were the writer at fault, the gathered form gives the
+        // same hash.
         return hex::encode(Sha256::digest(
             serde_json::to_vec(value).unwrap_or_default(),
         ));
