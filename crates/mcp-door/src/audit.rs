@@ -4,9 +4,11 @@
 
 use std::sync::Arc;
 
+use tracing::Level;
 use uuid::Uuid;
 
 use crate::auth::Principal;
+use crate::logging::{self, Field};
 use crate::outcome::Extensions;
 
 /// What the door knows about a finished request.
@@ -39,25 +41,153 @@ pub trait AuditSink: Send + Sync + 'static {
     fn record(&self, record: AuditRecord);
 }
 
-/// Logs each request as a `tracing` event (never the arguments: they may hold game text).
+/// Logs each request as a `tracing` event (never the arguments: they may hold game text). With
+/// JSON lines as the output the line is written directly (`logging::json_event`): the same
+/// bytes, the same `RUST_LOG` check, without tracing's dispatch and field visitor.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct TracingAudit;
 
 impl AuditSink for TracingAudit {
     fn record(&self, r: AuditRecord) {
-        // Strings, not `Display` values: the same text, without the formatting machinery.
+        if !tracing::enabled!(target: TARGET, Level::INFO) {
+            return;
+        }
         let mut id = Uuid::encode_buffer();
+        let line = AuditLine::of(&r, &mut id);
+        if !logging::json_event(Level::INFO, TARGET, MESSAGE, &line.fields()) {
+            line.trace();
+        }
+    }
+}
+
+/// The values of one request's audit line, borrowed from its record.
+struct AuditLine<'a> {
+    request_id: &'a str,
+    door: &'a str,
+    kind: &'a str,
+    method: &'a str,
+    tool: &'a str,
+    status: u16,
+    error: &'a str,
+    duration_ms: u64,
+    bytes: usize,
+}
+
+impl<'a> AuditLine<'a> {
+    /// `r`'s line, its request id written into `id`; `-` for what the request never learned.
+    fn of(r: &'a AuditRecord, id: &'a mut [u8]) -> Self {
+        Self {
+            request_id: r.request_id.hyphenated().encode_lower(id),
+            door: &r.door,
+            kind: r.principal_kind.as_deref().unwrap_or("-"),
+            method: r.method.as_deref().unwrap_or("-"),
+            tool: r.tool.as_deref().unwrap_or("-"),
+            status: r.http_status,
+            error: r.error.as_deref().unwrap_or("-"),
+            duration_ms: r.duration_ms,
+            bytes: r.response_bytes,
+        }
+    }
+
+    /// The fields in the order [`AuditLine::trace`] names them.
+    fn fields(&self) -> [(&'static str, Field<'a>); 9] {
+        [
+            ("request_id", Field::Str(self.request_id)),
+            ("door", Field::Str(self.door)),
+            ("kind", Field::Str(self.kind)),
+            ("method", Field::Str(self.method)),
+            ("tool", Field::Str(self.tool)),
+            ("status", Field::U64(u64::from(self.status))),
+            ("error", Field::Str(self.error)),
+            ("duration_ms", Field::U64(self.duration_ms)),
+            (
+                "bytes",
+                Field::U64(u64::try_from(self.bytes).unwrap_or(u64::MAX)),
+            ),
+        ]
+    }
+
+    /// The line as a `tracing` event (text output, or a span current).
+    fn trace(&self) {
         tracing::info!(
-            request_id = &*r.request_id.hyphenated().encode_lower(&mut id),
-            door = r.door.as_str(),
-            kind = r.principal_kind.as_deref().unwrap_or("-"),
-            method = r.method.as_deref().unwrap_or("-"),
-            tool = r.tool.as_deref().unwrap_or("-"),
-            status = r.http_status,
-            error = r.error.as_deref().unwrap_or("-"),
-            duration_ms = r.duration_ms,
-            bytes = r.response_bytes,
+            target: TARGET,
+            request_id = self.request_id,
+            door = self.door,
+            kind = self.kind,
+            method = self.method,
+            tool = self.tool,
+            status = self.status,
+            error = self.error,
+            duration_ms = self.duration_ms,
+            bytes = self.bytes,
             "mcp request"
         );
+    }
+}
+
+/// The audit line's message.
+const MESSAGE: &str = "mcp request";
+
+/// The audit line's target (as `tracing` names it, this module's path).
+const TARGET: &str = module_path!();
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(tool: Option<&str>, error: Option<&str>) -> AuditRecord {
+        AuditRecord {
+            request_id: Uuid::from_u128(0x70487857_b8ce_4702_acb4_84de8d7351bf),
+            door: "/play/mcp".into(),
+            principal: None,
+            principal_kind: Some("player".into()),
+            subject: None,
+            method: Some("tools/call".into()),
+            tool: tool.map(str::to_owned),
+            arguments: None,
+            http_status: 200,
+            error: error.map(str::to_owned),
+            duration_ms: 148,
+            response_bytes: 5530,
+            extensions: Extensions::default(),
+        }
+    }
+
+    #[test]
+    fn the_direct_line_is_the_tracing_events_line() {
+        let cases = [
+            record(Some("get_play_context"), None),
+            record(None, Some("-32602")),
+            // A tool name is the client's text: escaped exactly as the field visitor does.
+            record(
+                Some("a \"quote\", a back\\slash, a\nnewline, \u{1} and ż"),
+                None,
+            ),
+        ];
+        for r in cases {
+            let mut id = Uuid::encode_buffer();
+            let line = AuditLine::of(&r, &mut id);
+            let traced = logging::json_lines_of(|| line.trace());
+            let direct = logging::event_line_at(
+                logging::timestamp_of(&traced),
+                Level::INFO,
+                TARGET,
+                MESSAGE,
+                &line.fields(),
+            );
+            assert_eq!(direct, traced);
+        }
+    }
+
+    #[test]
+    fn a_record_the_filter_turns_away_writes_nothing() {
+        let sink = logging::json_lines_of_filtered("mcp_door::audit=warn", || {
+            TracingAudit.record(record(Some("get_play_context"), None));
+        });
+        assert_eq!(sink, "");
+        let sink = logging::json_lines_of_filtered("info", || {
+            TracingAudit.record(record(Some("get_play_context"), None));
+        });
+        assert!(sink.contains("\"tool\":\"get_play_context\""), "{sink}");
     }
 }

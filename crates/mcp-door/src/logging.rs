@@ -16,17 +16,21 @@
 //! instructions with the line itself). Its timestamp is the library's too (RFC 3339, UTC, to the
 //! microsecond), with the date and time of day formatted once a second per thread
 //! ([`Timestamp`]): the library formats every field of the date on every line.
+//!
+//! The door's one line per request ([`crate::TracingAudit`]) skips tracing's dispatch and
+//! field visitor when JSON lines are the output: [`json_event`] writes the same bytes
+//! [`JsonLines`] would, straight from the record's values, after the same `RUST_LOG` check.
 
 use std::cell::RefCell;
 use std::fmt;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::ser::{SerializeMap, Serializer};
-use tracing::{Event, Subscriber};
+use tracing::{Event, Level, Subscriber};
 use tracing_serde::fields::AsMap;
 use tracing_subscriber::fmt::FmtContext;
 use tracing_subscriber::fmt::format::{self, FormatEvent, FormatFields, Writer};
@@ -75,8 +79,10 @@ pub struct BatchedWriter {
     shared: Arc<Shared>,
 }
 
-impl Write for BatchedWriter {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+impl BatchedWriter {
+    /// Holds `buf` (whole lines) for the flusher; writes everything out itself when the
+    /// buffer is full or logging is stopping.
+    fn append(&self, buf: &[u8]) {
         let mut pending = self.shared.lock();
         pending.lines.extend_from_slice(buf);
         // Once the guard is gone (the process is ending: tasks still stopping may log), no
@@ -84,6 +90,12 @@ impl Write for BatchedWriter {
         if pending.lines.len() >= MAX_PENDING_BYTES || self.shared.stop.load(Ordering::Acquire) {
             pending.write_out();
         }
+    }
+}
+
+impl Write for BatchedWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.append(buf);
         Ok(buf.len())
     }
 
@@ -246,11 +258,88 @@ where
     }
 }
 
+/// Where [`json_event`] writes: set by [`init_tracing`] when the output is JSON lines.
+static JSON_OUT: OnceLock<BatchedWriter> = OnceLock::new();
+
+/// A field's value in a line [`json_event`] writes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Field<'a> {
+    Str(&'a str),
+    U64(u64),
+}
+
+/// Writes one event's line straight to the JSON output, the bytes [`JsonLines`] writes for a
+/// `tracing` event of `level` and `target` with `message` and then `fields` (the macro's
+/// order), outside any span. Returns `false`, writing nothing, when the output is not JSON
+/// lines or a span is current (the library's formatter adds span fields): the caller then
+/// logs through `tracing`. The caller checks `RUST_LOG` first (`tracing::enabled!`).
+pub(crate) fn json_event(
+    level: Level,
+    target: &str,
+    message: &str,
+    fields: &[(&str, Field<'_>)],
+) -> bool {
+    let Some(out) = JSON_OUT.get() else {
+        return false;
+    };
+    if !tracing::Span::current().is_none() {
+        return false;
+    }
+    LINE.with_borrow_mut(|(timestamp, line)| {
+        line.clear();
+        event_line(
+            line,
+            timestamp.of(written_at()),
+            level,
+            target,
+            message,
+            fields,
+        );
+        out.append(line);
+    });
+    true
+}
+
+/// One line in [`JsonLines`]' shape: `timestamp`, `level`, `fields` (the message first),
+/// `target`; strings escaped by `serde_json`, as the library's field visitor does.
+fn event_line(
+    line: &mut Vec<u8>,
+    timestamp: &str,
+    level: Level,
+    target: &str,
+    message: &str,
+    fields: &[(&str, Field<'_>)],
+) {
+    let string = |line: &mut Vec<u8>, text: &str| {
+        // Serializing a string into a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut *line, text);
+    };
+    line.extend_from_slice(b"{\"timestamp\":");
+    string(line, timestamp);
+    line.extend_from_slice(b",\"level\":");
+    string(line, level.as_str());
+    line.extend_from_slice(b",\"fields\":{\"message\":");
+    string(line, message);
+    for (name, value) in fields {
+        line.push(b',');
+        string(line, name);
+        line.push(b':');
+        match value {
+            Field::Str(text) => string(line, text),
+            Field::U64(n) => line.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
+        }
+    }
+    line.extend_from_slice(b"},\"target\":");
+    string(line, target);
+    line.extend_from_slice(b"}\n");
+}
+
 /// Initializes logging on standard error, `RUST_LOG` filtering (default `info`): one JSON
 /// object per line when `format` is `json`, tracing-subscriber's text lines otherwise;
 /// written in batches (above).
 pub fn init_tracing(format: &str) -> LogGuard {
     let (writer, guard) = batched(Box::new(io::stderr()), FLUSH_EVERY);
+    let writer_for_events = writer.clone();
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
@@ -261,10 +350,78 @@ pub fn init_tracing(format: &str) -> LogGuard {
             .fmt_fields(format::JsonFields::new())
             .event_format(JsonLines::default())
             .init();
+        // `init` sets the process's one subscriber (it panics on a second): set once too.
+        let _ = JSON_OUT.set(writer_for_events);
     } else {
         builder.init();
     }
     guard
+}
+
+/// The JSON lines a subscriber like [`init_tracing`]'s writes while `emit` runs (filter
+/// `info`), for the tests of the crate's log lines.
+#[cfg(test)]
+pub(crate) fn json_lines_of(emit: impl Fn()) -> String {
+    json_lines_of_filtered("info", emit)
+}
+
+/// [`json_lines_of`] with `RUST_LOG` set to `directives`.
+#[cfg(test)]
+pub(crate) fn json_lines_of_filtered(directives: &str, emit: impl Fn()) -> String {
+    let sink = Arc::new(Mutex::new(Vec::new()));
+    let make = {
+        let sink = Arc::clone(&sink);
+        move || SharedSink(Arc::clone(&sink))
+    };
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(directives))
+        .with_writer(make)
+        .fmt_fields(format::JsonFields::new())
+        .event_format(JsonLines::default())
+        .finish();
+    tracing::subscriber::with_default(subscriber, emit);
+    let text = sink.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    String::from_utf8_lossy(&text).into_owned()
+}
+
+/// A test's in-memory sink.
+#[cfg(test)]
+struct SharedSink(Arc<Mutex<Vec<u8>>>);
+
+#[cfg(test)]
+impl Write for SharedSink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The timestamp value at the head of a JSON line.
+#[cfg(test)]
+pub(crate) fn timestamp_of(line: &str) -> &str {
+    let start = "{\"timestamp\":\"".len();
+    let end = line[start..].find('"').map_or(line.len(), |i| start + i);
+    &line[start..end]
+}
+
+/// The line [`json_event`] writes for these values at `timestamp`.
+#[cfg(test)]
+pub(crate) fn event_line_at(
+    timestamp: &str,
+    level: Level,
+    target: &str,
+    message: &str,
+    fields: &[(&str, Field<'_>)],
+) -> String {
+    let mut line = Vec::new();
+    event_line(&mut line, timestamp, level, target, message, fields);
+    String::from_utf8_lossy(&line).into_owned()
 }
 
 #[cfg(test)]

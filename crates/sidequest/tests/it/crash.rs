@@ -71,6 +71,17 @@ impl BinServer {
     /// `sidequest --database-url URL serve --bind 127.0.0.1:<free port> ARGS…`, ready when
     /// `/healthz` answers; stderr goes to `<log_dir>/serve-<port>.log`.
     pub async fn start(database_url: &str, args: &[&str], log_dir: &Path) -> Self {
+        Self::start_logging(database_url, args, log_dir, "text", "warn").await
+    }
+
+    /// [`BinServer::start`] with `--log-format log_format` and `RUST_LOG=rust_log`.
+    pub async fn start_logging(
+        database_url: &str,
+        args: &[&str],
+        log_dir: &Path,
+        log_format: &str,
+        rust_log: &str,
+    ) -> Self {
         let mut last_log = String::new();
         // A port picked free can be taken before the child binds it: try a few.
         for _ in 0..3 {
@@ -80,9 +91,10 @@ impl BinServer {
             let bind = addr.to_string();
             let mut command = Command::new(BIN);
             command
-                .args(["--database-url", database_url, "serve", "--bind", &bind])
+                .args(["--database-url", database_url, "--log-format", log_format])
+                .args(["serve", "--bind", &bind])
                 .args(args)
-                .env("RUST_LOG", "warn")
+                .env("RUST_LOG", rust_log)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(stderr)

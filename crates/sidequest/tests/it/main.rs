@@ -4,6 +4,7 @@
 // Test code: a failed expectation is a panic, in helpers as much as in `#[test]` functions.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod audit_log;
 mod author;
 mod backup;
 mod cluster;
