@@ -153,6 +153,13 @@ mod tests {
         }
     }
 
+    fn ascii_and_beyond() -> String {
+        (0u8..=0x7f)
+            .map(char::from)
+            .chain(['é', '\u{2028}'])
+            .collect()
+    }
+
     #[test]
     fn the_direct_line_is_the_tracing_events_line() {
         let cases = [
@@ -163,6 +170,8 @@ mod tests {
                 Some("a \"quote\", a back\\slash, a\nnewline, \u{1} and ż"),
                 None,
             ),
+            // Every ASCII character, control characters included, and a few beyond.
+            record(Some(&ascii_and_beyond()), Some("\u{7f}\u{80}€𝄞")),
         ];
         for r in cases {
             let mut id = Uuid::encode_buffer();

@@ -277,7 +277,7 @@ pub(crate) fn json_event(
     level: Level,
     target: &str,
     message: &str,
-    fields: &[(&str, Field<'_>)],
+    fields: &[(&'static str, Field<'_>)],
 ) -> bool {
     let Some(out) = JSON_OUT.get() else {
         return false;
@@ -300,37 +300,53 @@ pub(crate) fn json_event(
     true
 }
 
+/// `text` as a JSON string, escaped as `serde_json` escapes it (control characters, `"` and
+/// `\\`); text with none of them, nearly every field of a line, is copied as it is after one
+/// branch-free pass over its bytes.
+fn push_json_string(line: &mut Vec<u8>, text: &str) {
+    let special = text.bytes().fold(false, |seen, b| {
+        seen | (b < 0x20) | (b == b'"') | (b == b'\\')
+    });
+    if special {
+        // Serializing a string into a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut *line, text);
+    } else {
+        line.reserve(text.len() + 2);
+        line.push(b'"');
+        line.extend_from_slice(text.as_bytes());
+        line.push(b'"');
+    }
+}
+
 /// One line in [`JsonLines`]' shape: `timestamp`, `level`, `fields` (the message first),
-/// `target`; strings escaped by `serde_json`, as the library's field visitor does.
+/// `target`. The message, the target and every string value are escaped as the library's
+/// field visitor (`serde_json`) escapes them; the timestamp, the level and the field names
+/// (identifiers, as a `tracing` macro's are) need no escaping and are copied.
 fn event_line(
     line: &mut Vec<u8>,
     timestamp: &str,
     level: Level,
     target: &str,
     message: &str,
-    fields: &[(&str, Field<'_>)],
+    fields: &[(&'static str, Field<'_>)],
 ) {
-    let string = |line: &mut Vec<u8>, text: &str| {
-        // Serializing a string into a `Vec` cannot fail.
-        let _ = serde_json::to_writer(&mut *line, text);
-    };
-    line.extend_from_slice(b"{\"timestamp\":");
-    string(line, timestamp);
-    line.extend_from_slice(b",\"level\":");
-    string(line, level.as_str());
-    line.extend_from_slice(b",\"fields\":{\"message\":");
-    string(line, message);
+    line.extend_from_slice(b"{\"timestamp\":\"");
+    line.extend_from_slice(timestamp.as_bytes());
+    line.extend_from_slice(b"\",\"level\":\"");
+    line.extend_from_slice(level.as_str().as_bytes());
+    line.extend_from_slice(b"\",\"fields\":{\"message\":");
+    push_json_string(line, message);
     for (name, value) in fields {
-        line.push(b',');
-        string(line, name);
-        line.push(b':');
+        line.extend_from_slice(b",\"");
+        line.extend_from_slice(name.as_bytes());
+        line.extend_from_slice(b"\":");
         match value {
-            Field::Str(text) => string(line, text),
+            Field::Str(text) => push_json_string(line, text),
             Field::U64(n) => line.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
         }
     }
     line.extend_from_slice(b"},\"target\":");
-    string(line, target);
+    push_json_string(line, target);
     line.extend_from_slice(b"}\n");
 }
 
@@ -417,7 +433,7 @@ pub(crate) fn event_line_at(
     level: Level,
     target: &str,
     message: &str,
-    fields: &[(&str, Field<'_>)],
+    fields: &[(&'static str, Field<'_>)],
 ) -> String {
     let mut line = Vec::new();
     event_line(&mut line, timestamp, level, target, message, fields);
