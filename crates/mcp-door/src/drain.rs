@@ -6,6 +6,8 @@
 //! answers them with a reset, and a client that reads only after sending (async `httpx`,
 //! `fetch`) loses the response. [`staged_close`] is the axum middleware that does it.
 
+use std::convert::Infallible;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -20,6 +22,7 @@ use bytes::Bytes;
 use http::{HeaderValue, header};
 use http_body::{Frame, SizeHint};
 use http_body_util::BodyExt;
+use tower::{Layer, Service};
 
 /// How much of an unread request body is drained after an early answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,12 +119,25 @@ pub async fn staged_close(
     request: Request,
     next: Next,
 ) -> Response {
+    staged_close_then(limits, request, |request| next.run(request)).await
+}
+
+/// [`staged_close`] around `next`, for a layer of the crate's own ([`crate::edge`]).
+pub(crate) async fn staged_close_then<F, Fut>(
+    limits: DrainLimits,
+    request: Request,
+    next: F,
+) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     if request.extensions().get::<Armed>().is_some() {
-        return next.run(request).await;
+        return next(request).await;
     }
     let (mut parts, body) = request.into_parts();
     if http_body::Body::is_end_stream(&body) {
-        return next.run(Request::from_parts(parts, body)).await;
+        return next(Request::from_parts(parts, body)).await;
     }
     parts.extensions.insert(Armed);
     let slot = Arc::new(Slot {
@@ -129,7 +145,7 @@ pub async fn staged_close(
         finished: AtomicBool::new(false),
     });
     let tracked = Body::new(Tracked(Arc::clone(&slot)));
-    let mut response = next.run(Request::from_parts(parts, tracked)).await;
+    let mut response = next(Request::from_parts(parts, tracked)).await;
     if slot.finished.load(Ordering::Acquire) {
         return response;
     }
@@ -142,6 +158,61 @@ pub async fn staged_close(
         tokio::spawn(drain(rest, limits));
     }
     response
+}
+
+/// [`staged_close`] as a tower layer around a whole service (`serve_until` puts it around the
+/// router): no boxed service per route and no `from_fn` machinery per request.
+#[derive(Debug, Clone, Copy)]
+pub struct StagedCloseLayer(pub DrainLimits);
+
+impl<S> Layer<S> for StagedCloseLayer {
+    type Service = StagedClose<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        StagedClose {
+            inner,
+            limits: self.0,
+        }
+    }
+}
+
+/// The service of [`StagedCloseLayer`].
+#[derive(Debug, Clone)]
+pub struct StagedClose<S> {
+    inner: S,
+    limits: DrainLimits,
+}
+
+impl<S> Service<Request> for StagedClose<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let mut inner = take_ready(&mut self.inner);
+        let limits = self.limits;
+        Box::pin(async move {
+            Ok(staged_close_then(limits, request, |request| async move {
+                let Ok(response) = inner.call(request).await;
+                response
+            })
+            .await)
+        })
+    }
+}
+
+/// The service that was polled ready, for the call; a clone takes its place (tower's rule).
+pub(crate) fn take_ready<S: Clone>(service: &mut S) -> S {
+    let clone = service.clone();
+    std::mem::replace(service, clone)
 }
 
 /// Reads and discards `body` until its end, an error, `limits.max_bytes` or `limits.max_time`,
@@ -176,7 +247,7 @@ mod tests {
     use axum::routing::post;
     use tower::ServiceExt;
 
-    fn app() -> Router {
+    fn routes() -> Router {
         Router::new()
             .route(
                 "/early",
@@ -186,15 +257,23 @@ mod tests {
                 "/read",
                 post(|body: Bytes| async move { body.len().to_string() }),
             )
-            .layer(axum::middleware::from_fn_with_state(
-                DrainLimits::default(),
-                staged_close,
-            ))
     }
 
-    #[tokio::test]
-    async fn an_early_answer_closes_and_a_full_read_does_not() {
-        let early = app()
+    fn app() -> Router {
+        routes().layer(axum::middleware::from_fn_with_state(
+            DrainLimits::default(),
+            staged_close,
+        ))
+    }
+
+    /// An early answer closes (and its body is drained); a handler that read the body whole
+    /// keeps the connection.
+    async fn early_closes_and_full_read_does_not<S>(service: S)
+    where
+        S: Service<Request, Response = Response, Error = Infallible> + Clone,
+    {
+        let early = service
+            .clone()
             .oneshot(
                 http::Request::post("/early")
                     .body(Body::from("x".repeat(10)))
@@ -203,7 +282,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(early.headers()[header::CONNECTION], "close");
-        let read = app()
+        let read = service
             .oneshot(
                 http::Request::post("/read")
                     .body(Body::from("x".repeat(10)))
@@ -213,6 +292,19 @@ mod tests {
             .unwrap();
         assert!(read.headers().get(header::CONNECTION).is_none());
         assert_eq!(read.into_body().collect().await.unwrap().to_bytes(), "10");
+    }
+
+    #[tokio::test]
+    async fn an_early_answer_closes_and_a_full_read_does_not() {
+        early_closes_and_full_read_does_not(app()).await;
+    }
+
+    #[tokio::test]
+    async fn the_layer_around_a_whole_router_does_the_same() {
+        let limits = DrainLimits::default();
+        early_closes_and_full_read_does_not(StagedCloseLayer(limits).layer(routes())).await;
+        // Around a router that has the middleware too: the inner one sees the body armed.
+        early_closes_and_full_read_does_not(StagedCloseLayer(limits).layer(app())).await;
     }
 
     #[tokio::test]

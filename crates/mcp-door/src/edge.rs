@@ -6,17 +6,21 @@
 //! leaves unread ([`crate::drain`]). [`door_layers`] puts them around a door's router.
 
 use std::borrow::Cow;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::Response;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use serde_json::{Value, json};
+use tower::{Layer, Service};
 
-use crate::drain::{DrainLimits, staged_close};
+use crate::drain::{DrainLimits, staged_close_then, take_ready};
 use crate::jsonrpc;
 
 /// The request headers a browser-based client may send to a door it was allowed from.
@@ -182,20 +186,64 @@ pub struct DoorEdge {
 }
 
 /// `router` (one door) behind the staged close, then the origin, host, CORS and media-type
-/// checks.
+/// checks: one layer ([`EdgeLayer`]) where two `from_fn` layers each cloned and boxed a
+/// service and boxed a future per request.
 pub fn door_layers<S: Clone + Send + Sync + 'static>(
     router: Router<S>,
     edge: DoorEdge,
 ) -> Router<S> {
-    router
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&edge.origins),
-            guard,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            edge.drain,
-            staged_close,
-        ))
+    router.layer(EdgeLayer(edge))
+}
+
+/// The tower layer of [`door_layers`].
+#[derive(Debug, Clone)]
+pub struct EdgeLayer(DoorEdge);
+
+impl<S> Layer<S> for EdgeLayer {
+    type Service = EdgeService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        EdgeService {
+            inner,
+            edge: self.0.clone(),
+        }
+    }
+}
+
+/// A door's service behind its edge: [`staged_close_then`], then [`guard`], then the door.
+#[derive(Debug, Clone)]
+pub struct EdgeService<S> {
+    inner: S,
+    edge: DoorEdge,
+}
+
+impl<S> Service<Request> for EdgeService<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let mut inner = take_ready(&mut self.inner);
+        let edge = self.edge.clone();
+        Box::pin(async move {
+            let response = staged_close_then(edge.drain, request, |request| {
+                guard(&edge.origins, request, |request| async move {
+                    let Ok(response) = inner.call(request).await;
+                    response
+                })
+            })
+            .await;
+            Ok(response)
+        })
+    }
 }
 
 /// A JSON-RPC error response (id `null`) of `status`.
@@ -233,7 +281,11 @@ fn is_json(headers: &HeaderMap) -> bool {
 /// The edge checks of one door request, in order: `Host` and `Origin` (403), a CORS
 /// preflight from an allowed origin (204), a POST that is not JSON (415); then the door, with
 /// the CORS response headers added for an allowed origin.
-async fn guard(State(policy): State<Arc<OriginPolicy>>, request: Request, next: Next) -> Response {
+async fn guard<F, Fut>(policy: &OriginPolicy, request: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     let headers = request.headers();
     if let Some(message) = policy.refusal(headers) {
         return refusal(
@@ -284,7 +336,7 @@ async fn guard(State(policy): State<Arc<OriginPolicy>>, request: Request, next: 
         add_cors(&mut response, cors);
         return response;
     }
-    let mut response = next.run(request).await;
+    let mut response = next(request).await;
     add_cors(&mut response, cors);
     response
 }

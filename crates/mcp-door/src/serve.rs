@@ -31,7 +31,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tower::{Layer, ServiceExt};
 
-use crate::drain::{DrainLimits, staged_close};
+use crate::drain::{DrainLimits, StagedCloseLayer};
 use crate::metrics::{self, Metrics};
 use crate::tls::{TlsFiles, TlsReloader};
 
@@ -116,9 +116,8 @@ pub async fn serve_until(
         reload_on_sighup(tls.clone(), stop_rx.clone());
     }
     // Around the router as a whole, not through `Router::layer`, which wraps every route in a
-    // boxed service of its own: one clone and one boxed future less per request.
-    let router =
-        axum::middleware::from_fn_with_state(serving.body_drain, staged_close).layer(router);
+    // boxed service of its own.
+    let router = StagedCloseLayer(serving.body_drain).layer(router);
     let limits = serving.connections;
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     let graceful = GracefulShutdown::new();

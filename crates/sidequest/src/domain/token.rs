@@ -69,4 +69,13 @@ mod tests {
         ));
         assert_eq!(digest(&t).len(), 64);
     }
+
+    #[test]
+    fn the_digest_is_sha256_in_lowercase_hex() {
+        // FIPS 180-2's first example.
+        assert_eq!(
+            digest("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
 }
