@@ -9,7 +9,8 @@
 //! read from its text; anything that is not a plain word becomes `other`), the refusal reason
 //! a static string of the admission layer.
 
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use axum::Router;
 use axum::extract::State;
@@ -76,17 +77,13 @@ struct CacheLabels {
 
 /// A product's error word as a label value: kept when it is a plain word (letters, digits,
 /// `_`, `-`, `.`, at most 40), else `other`, so no caller text reaches the exposition.
-fn label_value(word: &str) -> String {
+fn label_value(word: &str) -> &str {
     let plain = !word.is_empty()
         && word.len() <= 40
         && word
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
-    if plain {
-        word.to_owned()
-    } else {
-        "other".to_owned()
-    }
+    if plain { word } else { "other" }
 }
 
 /// What a pool reports at scrape time: sqlkit's, so a store's [`sqlkit::Lifecycle`] answers it.
@@ -115,6 +112,11 @@ pub struct Metrics {
     cache_entries: Family<CacheLabels, Gauge>,
     cache_weight: Family<CacheLabels, Gauge>,
     cache_samplers: Mutex<Vec<(String, CacheSampler)>>,
+    /// The request counter and latency histogram of each (door, method, tool, outcome) seen,
+    /// keyed by the four joined with NUL: a request looks its pair up with one hash instead of
+    /// building and hashing both families' label sets. It holds what the families hold, so it
+    /// grows no further than they do (every label value is from a closed set).
+    per_request: RwLock<HashMap<String, (Counter, Histogram)>>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -181,6 +183,7 @@ impl Metrics {
             cache_entries,
             cache_weight,
             cache_samplers: Mutex::new(Vec::new()),
+            per_request: RwLock::new(HashMap::new()),
         }
     }
 
@@ -207,36 +210,57 @@ impl Metrics {
     /// door's catalog.
     pub(crate) fn observe(&self, record: &AuditRecord, known_tool: bool) {
         let method = match record.method.as_deref() {
-            Some(m) if METHODS.contains(&m) => m.to_owned(),
-            Some(_) => "other".to_owned(),
-            None => "-".to_owned(),
+            Some(m) if METHODS.contains(&m) => m,
+            Some(_) => "other",
+            None => "-",
         };
-        let tool = match &record.tool {
-            Some(t) if known_tool => t.clone(),
-            Some(_) => "unknown".to_owned(),
-            None => "-".to_owned(),
+        let tool = match record.tool.as_deref() {
+            Some(t) if known_tool => t,
+            Some(_) => "unknown",
+            None => "-",
         };
-        let outcome = record
-            .error
-            .as_deref()
-            .map_or_else(|| "ok".to_owned(), label_value);
-        self.requests
-            .get_or_create(&RequestLabels {
-                door: record.door.clone(),
-                method: method.clone(),
-                tool: tool.clone(),
-                outcome,
-            })
-            .inc();
+        let outcome = record.error.as_deref().map_or("ok", label_value);
         #[allow(clippy::cast_precision_loss)]
         let seconds = record.duration_ms as f64 / 1000.0;
-        self.latency
+        let labels = [record.door.as_str(), method, tool, outcome];
+        let mut key = String::with_capacity(labels.iter().map(|l| l.len() + 1).sum());
+        for label in labels {
+            key.push_str(label);
+            key.push('\0');
+        }
+        let read = self
+            .per_request
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((requests, latency)) = read.get(&key) {
+            requests.inc();
+            latency.observe(seconds);
+            return;
+        }
+        drop(read);
+        let requests = self
+            .requests
+            .get_or_create(&RequestLabels {
+                door: record.door.clone(),
+                method: method.to_owned(),
+                tool: tool.to_owned(),
+                outcome: outcome.to_owned(),
+            })
+            .clone();
+        let latency = self
+            .latency
             .get_or_create(&LatencyLabels {
                 door: record.door.clone(),
-                method,
-                tool,
+                method: method.to_owned(),
+                tool: tool.to_owned(),
             })
-            .observe(seconds);
+            .clone();
+        requests.inc();
+        latency.observe(seconds);
+        self.per_request
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key, (requests, latency));
     }
 
     /// Counts one admission refusal.
@@ -374,6 +398,77 @@ mod tests {
             .unwrap();
         // An in-memory database keeps exactly one connection, idle between statements.
         assert_eq!(PoolUse::of(&db), PoolUse { size: 1, idle: 1 });
+    }
+
+    fn record(tool: &str, error: Option<&str>) -> crate::audit::AuditRecord {
+        crate::audit::AuditRecord {
+            request_id: uuid::Uuid::nil(),
+            door: "/play/mcp".into(),
+            principal: None,
+            principal_kind: None,
+            subject: None,
+            method: Some("tools/call".into()),
+            tool: Some(tool.into()),
+            arguments: None,
+            http_status: 200,
+            error: error.map(str::to_owned),
+            duration_ms: 3,
+            response_bytes: 10,
+            extensions: crate::outcome::Extensions::default(),
+        }
+    }
+
+    #[test]
+    fn every_request_is_counted_once_in_its_series_from_many_threads() {
+        let metrics = std::sync::Arc::new(Metrics::new());
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let metrics = std::sync::Arc::clone(&metrics);
+                std::thread::spawn(move || {
+                    for i in 0..250 {
+                        let error = (i % 5 == 0).then_some("not_found");
+                        metrics.observe(&record("get_play_context", error), t % 2 == 0);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let text = metrics.render().unwrap();
+        let series = |labels: &str| {
+            let prefix = format!("mcp_door_requests_total{{{labels}}} ");
+            text.lines()
+                .find_map(|l| l.strip_prefix(prefix.as_str()))
+                .unwrap_or_else(|| panic!("no {prefix}in {text}"))
+                .to_owned()
+        };
+        let door = r#"door="/play/mcp",method="tools/call""#;
+        // Known to the even threads' doors, unknown to the odd ones'; one in five refused.
+        assert_eq!(
+            series(&format!(r#"{door},tool="get_play_context",outcome="ok""#)),
+            "800"
+        );
+        assert_eq!(
+            series(&format!(
+                r#"{door},tool="get_play_context",outcome="not_found""#
+            )),
+            "200"
+        );
+        assert_eq!(
+            series(&format!(r#"{door},tool="unknown",outcome="ok""#)),
+            "800"
+        );
+        assert_eq!(
+            series(&format!(r#"{door},tool="unknown",outcome="not_found""#)),
+            "200"
+        );
+        assert!(
+            text.contains(&format!(
+                r#"mcp_door_request_duration_seconds_count{{{door},tool="get_play_context"}} 1000"#
+            )),
+            "{text}"
+        );
     }
 
     #[test]
