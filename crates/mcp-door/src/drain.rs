@@ -6,7 +6,6 @@
 //! answers them with a reset, and a client that reads only after sending (async `httpx`,
 //! `fetch`) loses the response. [`staged_close`] is the axum middleware that does it.
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,7 +21,8 @@ use bytes::Bytes;
 use http::{HeaderValue, header};
 use http_body::{Frame, SizeHint};
 use http_body_util::BodyExt;
-use tower::{Layer, Service};
+
+use crate::around::Around;
 
 /// How much of an unread request body is drained after an early answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,59 +160,16 @@ where
     response
 }
 
-/// [`staged_close`] as a tower layer around a whole service (`serve_until` puts it around the
-/// router): no boxed service per route and no `from_fn` machinery per request.
-#[derive(Debug, Clone, Copy)]
-pub struct StagedCloseLayer(pub DrainLimits);
-
-impl<S> Layer<S> for StagedCloseLayer {
-    type Service = StagedClose<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        StagedClose {
-            inner,
-            limits: self.0,
-        }
+/// [`staged_close`] as a tower layer (`AroundLayer(limits)`), around a whole service
+/// (`serve_until` puts it around the router) or a door's router ([`crate::edge`]).
+impl Around for DrainLimits {
+    fn around<N, F>(self, request: Request, next: N) -> impl Future<Output = Response> + Send
+    where
+        N: FnOnce(Request) -> F + Send,
+        F: Future<Output = Response> + Send,
+    {
+        staged_close_then(self, request, next)
     }
-}
-
-/// The service of [`StagedCloseLayer`].
-#[derive(Debug, Clone)]
-pub struct StagedClose<S> {
-    inner: S,
-    limits: DrainLimits,
-}
-
-impl<S> Service<Request> for StagedClose<S>
-where
-    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = Response;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request) -> Self::Future {
-        let mut inner = take_ready(&mut self.inner);
-        let limits = self.limits;
-        Box::pin(async move {
-            Ok(staged_close_then(limits, request, |request| async move {
-                let Ok(response) = inner.call(request).await;
-                response
-            })
-            .await)
-        })
-    }
-}
-
-/// The service that was polled ready, for the call; a clone takes its place (tower's rule).
-pub(crate) fn take_ready<S: Clone>(service: &mut S) -> S {
-    let clone = service.clone();
-    std::mem::replace(service, clone)
 }
 
 /// Reads and discards `body` until its end, an error, `limits.max_bytes` or `limits.max_time`,
@@ -245,7 +202,10 @@ mod tests {
     use super::*;
     use axum::Router;
     use axum::routing::post;
-    use tower::ServiceExt;
+    use std::convert::Infallible;
+    use tower::{Layer, Service, ServiceExt};
+
+    use crate::around::AroundLayer;
 
     fn routes() -> Router {
         Router::new()
@@ -302,9 +262,9 @@ mod tests {
     #[tokio::test]
     async fn the_layer_around_a_whole_router_does_the_same() {
         let limits = DrainLimits::default();
-        early_closes_and_full_read_does_not(StagedCloseLayer(limits).layer(routes())).await;
+        early_closes_and_full_read_does_not(AroundLayer(limits).layer(routes())).await;
         // Around a router that has the middleware too: the inner one sees the body armed.
-        early_closes_and_full_read_does_not(StagedCloseLayer(limits).layer(app())).await;
+        early_closes_and_full_read_does_not(AroundLayer(limits).layer(app())).await;
     }
 
     #[tokio::test]

@@ -6,11 +6,8 @@
 //! leaves unread ([`crate::drain`]). [`door_layers`] puts them around a door's router.
 
 use std::borrow::Cow;
-use std::convert::Infallible;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use axum::Router;
 use axum::body::Body;
@@ -18,9 +15,9 @@ use axum::extract::Request;
 use axum::response::Response;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use serde_json::{Value, json};
-use tower::{Layer, Service};
 
-use crate::drain::{DrainLimits, staged_close_then, take_ready};
+use crate::around::{Around, AroundLayer};
+use crate::drain::{DrainLimits, staged_close_then};
 use crate::jsonrpc;
 
 /// The request headers a browser-based client may send to a door it was allowed from.
@@ -186,63 +183,25 @@ pub struct DoorEdge {
 }
 
 /// `router` (one door) behind the staged close, then the origin, host, CORS and media-type
-/// checks: one layer ([`EdgeLayer`]) where two `from_fn` layers each cloned and boxed a
-/// service and boxed a future per request.
+/// checks: one tower layer ([`Around`] for [`DoorEdge`]) where two `from_fn` layers each
+/// cloned and boxed a service and boxed a future per request.
 pub fn door_layers<S: Clone + Send + Sync + 'static>(
     router: Router<S>,
     edge: DoorEdge,
 ) -> Router<S> {
-    router.layer(EdgeLayer(edge))
+    router.layer(AroundLayer(edge))
 }
 
-/// The tower layer of [`door_layers`].
-#[derive(Debug, Clone)]
-pub struct EdgeLayer(DoorEdge);
-
-impl<S> Layer<S> for EdgeLayer {
-    type Service = EdgeService<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        EdgeService {
-            inner,
-            edge: self.0.clone(),
-        }
-    }
-}
-
-/// A door's service behind its edge: [`staged_close_then`], then [`guard`], then the door.
-#[derive(Debug, Clone)]
-pub struct EdgeService<S> {
-    inner: S,
-    edge: DoorEdge,
-}
-
-impl<S> Service<Request> for EdgeService<S>
-where
-    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = Response;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request) -> Self::Future {
-        let mut inner = take_ready(&mut self.inner);
-        let edge = self.edge.clone();
-        Box::pin(async move {
-            let response = staged_close_then(edge.drain, request, |request| {
-                guard(&edge.origins, request, |request| async move {
-                    let Ok(response) = inner.call(request).await;
-                    response
-                })
-            })
-            .await;
-            Ok(response)
+impl Around for DoorEdge {
+    async fn around<N, F>(self, request: Request, next: N) -> Response
+    where
+        N: FnOnce(Request) -> F + Send,
+        F: Future<Output = Response> + Send,
+    {
+        staged_close_then(self.drain, request, |request| {
+            guard(&self.origins, request, next)
         })
+        .await
     }
 }
 

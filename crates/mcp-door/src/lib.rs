@@ -74,6 +74,7 @@
 
 pub mod address;
 pub mod admission;
+pub mod around;
 pub mod audit;
 pub mod auth;
 pub mod catalog;

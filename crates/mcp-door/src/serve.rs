@@ -31,7 +31,8 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tower::{Layer, ServiceExt};
 
-use crate::drain::{DrainLimits, StagedCloseLayer};
+use crate::around::AroundLayer;
+use crate::drain::DrainLimits;
 use crate::metrics::{self, Metrics};
 use crate::tls::{TlsFiles, TlsReloader};
 
@@ -117,7 +118,7 @@ pub async fn serve_until(
     }
     // Around the router as a whole, not through `Router::layer`, which wraps every route in a
     // boxed service of its own.
-    let router = StagedCloseLayer(serving.body_drain).layer(router);
+    let router = AroundLayer(serving.body_drain).layer(router);
     let limits = serving.connections;
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     let graceful = GracefulShutdown::new();
