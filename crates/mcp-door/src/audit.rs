@@ -176,9 +176,9 @@ mod tests {
         for r in cases {
             let mut id = Uuid::encode_buffer();
             let line = AuditLine::of(&r, &mut id);
-            let traced = logging::json_lines_of(|| line.trace());
-            let direct = logging::event_line_at(
-                logging::timestamp_of(&traced),
+            let traced = logging::testing::json_lines_of(|| line.trace());
+            let direct = logging::testing::event_line_at(
+                logging::testing::timestamp_of(&traced),
                 Level::INFO,
                 TARGET,
                 MESSAGE,
@@ -190,11 +190,11 @@ mod tests {
 
     #[test]
     fn a_record_the_filter_turns_away_writes_nothing() {
-        let sink = logging::json_lines_of_filtered("mcp_door::audit=warn", || {
+        let sink = logging::testing::lines_of(true, "mcp_door::audit=warn", || {
             TracingAudit.record(record(Some("get_play_context"), None));
         });
         assert_eq!(sink, "");
-        let sink = logging::json_lines_of_filtered("info", || {
+        let sink = logging::testing::json_lines_of(|| {
             TracingAudit.record(record(Some("get_play_context"), None));
         });
         assert!(sink.contains("\"tool\":\"get_play_context\""), "{sink}");

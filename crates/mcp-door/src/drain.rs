@@ -4,7 +4,8 @@
 //! [`DrainLimits::max_time`] — while the response is written, and the response says
 //! `Connection: close`. Closing at once instead leaves unread bytes in the socket, the kernel
 //! answers them with a reset, and a client that reads only after sending (async `httpx`,
-//! `fetch`) loses the response. [`staged_close`] is the axum middleware that does it.
+//! `fetch`) loses the response. [`staged_close`] does it, as a tower layer through
+//! [`crate::around::AroundLayer`] with the [`DrainLimits`].
 
 use std::future::Future;
 use std::pin::Pin;
@@ -14,8 +15,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderValue, header};
@@ -111,23 +111,10 @@ impl http_body::Body for Tracked {
     }
 }
 
-/// Axum middleware (`from_fn_with_state(limits, staged_close)`): runs the handler on a tracked
-/// body; if the handler answered without reading the body to its end, drains the rest in the
-/// background within `limits` and marks the response `Connection: close`.
-pub async fn staged_close(
-    State(limits): State<DrainLimits>,
-    request: Request,
-    next: Next,
-) -> Response {
-    staged_close_then(limits, request, |request| next.run(request)).await
-}
-
-/// [`staged_close`] around `next`, for a layer of the crate's own ([`crate::edge`]).
-pub(crate) async fn staged_close_then<F, Fut>(
-    limits: DrainLimits,
-    request: Request,
-    next: F,
-) -> Response
+/// Runs `next` (the handler) on a tracked body; if the handler answered without reading the
+/// body to its end, drains the rest in the background within `limits` and marks the response
+/// `Connection: close`. As a tower layer: `AroundLayer(limits)` ([`Around`] below).
+pub(crate) async fn staged_close<F, Fut>(limits: DrainLimits, request: Request, next: F) -> Response
 where
     F: FnOnce(Request) -> Fut,
     Fut: Future<Output = Response>,
@@ -160,15 +147,16 @@ where
     response
 }
 
-/// [`staged_close`] as a tower layer (`AroundLayer(limits)`), around a whole service
-/// (`serve_until` puts it around the router) or a door's router ([`crate::edge`]).
+/// [`staged_close`] as a tower layer (`AroundLayer(limits)`): around a whole service
+/// (`serve_until` puts it around the router), a door's router (with the edge checks,
+/// [`crate::edge`]) or the authorization server's.
 impl Around for DrainLimits {
     fn around<N, F>(self, request: Request, next: N) -> impl Future<Output = Response> + Send
     where
         N: FnOnce(Request) -> F + Send,
         F: Future<Output = Response> + Send,
     {
-        staged_close_then(self, request, next)
+        staged_close(self, request, next)
     }
 }
 
@@ -219,11 +207,9 @@ mod tests {
             )
     }
 
+    /// The routes with the staged close on each (`Router::layer`, as a door has it).
     fn app() -> Router {
-        routes().layer(axum::middleware::from_fn_with_state(
-            DrainLimits::default(),
-            staged_close,
-        ))
+        routes().layer(AroundLayer(DrainLimits::default()))
     }
 
     /// An early answer closes (and its body is drained); a handler that read the body whole
@@ -263,7 +249,8 @@ mod tests {
     async fn the_layer_around_a_whole_router_does_the_same() {
         let limits = DrainLimits::default();
         early_closes_and_full_read_does_not(AroundLayer(limits).layer(routes())).await;
-        // Around a router that has the middleware too: the inner one sees the body armed.
+        // Around a router that has the layer on its routes too: the inner one sees the body
+        // armed and lets it through.
         early_closes_and_full_read_does_not(AroundLayer(limits).layer(app())).await;
     }
 

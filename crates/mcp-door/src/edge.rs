@@ -17,7 +17,7 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use serde_json::{Value, json};
 
 use crate::around::{Around, AroundLayer};
-use crate::drain::{DrainLimits, staged_close_then};
+use crate::drain::{DrainLimits, staged_close};
 use crate::jsonrpc;
 
 /// The request headers a browser-based client may send to a door it was allowed from.
@@ -198,7 +198,7 @@ impl Around for DoorEdge {
         N: FnOnce(Request) -> F + Send,
         F: Future<Output = Response> + Send,
     {
-        staged_close_then(self.drain, request, |request| {
+        staged_close(self.drain, request, |request| {
             guard(&self.origins, request, next)
         })
         .await

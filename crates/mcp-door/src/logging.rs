@@ -374,79 +374,17 @@ pub fn init_tracing(format: &str) -> LogGuard {
     guard
 }
 
-/// The JSON lines a subscriber like [`init_tracing`]'s writes while `emit` runs (filter
-/// `info`), for the tests of the crate's log lines.
+/// Helpers for the tests of the crate's log lines.
 #[cfg(test)]
-pub(crate) fn json_lines_of(emit: impl Fn()) -> String {
-    json_lines_of_filtered("info", emit)
-}
-
-/// [`json_lines_of`] with `RUST_LOG` set to `directives`.
-#[cfg(test)]
-pub(crate) fn json_lines_of_filtered(directives: &str, emit: impl Fn()) -> String {
-    let sink = Arc::new(Mutex::new(Vec::new()));
-    let make = {
-        let sink = Arc::clone(&sink);
-        move || SharedSink(Arc::clone(&sink))
-    };
-    let subscriber = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(directives))
-        .with_writer(make)
-        .fmt_fields(format::JsonFields::new())
-        .event_format(JsonLines::default())
-        .finish();
-    tracing::subscriber::with_default(subscriber, emit);
-    let text = sink.lock().unwrap_or_else(PoisonError::into_inner).clone();
-    String::from_utf8_lossy(&text).into_owned()
-}
-
-/// A test's in-memory sink.
-#[cfg(test)]
-struct SharedSink(Arc<Mutex<Vec<u8>>>);
-
-#[cfg(test)]
-impl Write for SharedSink {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The timestamp value at the head of a JSON line.
-#[cfg(test)]
-pub(crate) fn timestamp_of(line: &str) -> &str {
-    let start = "{\"timestamp\":\"".len();
-    let end = line[start..].find('"').map_or(line.len(), |i| start + i);
-    &line[start..end]
-}
-
-/// The line [`json_event`] writes for these values at `timestamp`.
-#[cfg(test)]
-pub(crate) fn event_line_at(
-    timestamp: &str,
-    level: Level,
-    target: &str,
-    message: &str,
-    fields: &[(&'static str, Field<'_>)],
-) -> String {
-    let mut line = Vec::new();
-    event_line(&mut line, timestamp, level, target, message, fields);
-    String::from_utf8_lossy(&line).into_owned()
-}
-
-#[cfg(test)]
-mod tests {
+pub(crate) mod testing {
     use super::*;
 
     /// A sink the test reads back; each write is announced on `written`, if set.
     #[derive(Clone, Default)]
-    struct Sink(Arc<Mutex<Vec<u8>>>, Option<std::sync::mpsc::Sender<()>>);
+    pub(crate) struct Sink(
+        pub(crate) Arc<Mutex<Vec<u8>>>,
+        pub(crate) Option<std::sync::mpsc::Sender<()>>,
+    );
 
     impl Write for Sink {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
@@ -462,10 +400,65 @@ mod tests {
     }
 
     impl Sink {
-        fn text(&self) -> String {
+        pub(crate) fn text(&self) -> String {
             String::from_utf8(self.0.lock().expect("sink").clone()).expect("utf-8")
         }
     }
+
+    /// The lines a subscriber filtered by `directives` (as `RUST_LOG`) writes while `emit`
+    /// runs: [`JsonLines`] when `ours`, else the library's own JSON format.
+    pub(crate) fn lines_of(ours: bool, directives: &str, emit: impl Fn()) -> String {
+        let sink = Sink::default();
+        let make = {
+            let sink = sink.clone();
+            move || sink.clone()
+        };
+        let builder = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(directives))
+            .with_writer(make)
+            .with_ansi(false);
+        if ours {
+            let subscriber = builder
+                .fmt_fields(format::JsonFields::new())
+                .event_format(JsonLines::default())
+                .finish();
+            tracing::subscriber::with_default(subscriber, emit);
+        } else {
+            tracing::subscriber::with_default(builder.json().finish(), emit);
+        }
+        sink.text()
+    }
+
+    /// The JSON lines [`init_tracing`]'s subscriber writes while `emit` runs (filter `info`).
+    pub(crate) fn json_lines_of(emit: impl Fn()) -> String {
+        lines_of(true, "info", emit)
+    }
+
+    /// The timestamp value at the head of a JSON line.
+    pub(crate) fn timestamp_of(line: &str) -> &str {
+        let start = "{\"timestamp\":\"".len();
+        let end = line[start..].find('"').map_or(line.len(), |i| start + i);
+        &line[start..end]
+    }
+
+    /// The line [`json_event`] writes for these values at `timestamp`.
+    pub(crate) fn event_line_at(
+        timestamp: &str,
+        level: Level,
+        target: &str,
+        message: &str,
+        fields: &[(&'static str, Field<'_>)],
+    ) -> String {
+        let mut line = Vec::new();
+        event_line(&mut line, timestamp, level, target, message, fields);
+        String::from_utf8_lossy(&line).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::{Sink, lines_of};
+    use super::*;
 
     #[test]
     fn lines_wait_in_memory_and_are_written_in_order_within_the_interval() {
@@ -546,26 +539,6 @@ mod tests {
         );
     }
 
-    /// The lines one subscriber writes for `emit`.
-    fn lines_of(ours: bool, emit: impl Fn()) -> String {
-        let sink = Sink::default();
-        let make = {
-            let sink = sink.clone();
-            move || sink.clone()
-        };
-        let builder = tracing_subscriber::fmt().with_writer(make).with_ansi(false);
-        if ours {
-            let subscriber = builder
-                .fmt_fields(format::JsonFields::new())
-                .event_format(JsonLines::default())
-                .finish();
-            tracing::subscriber::with_default(subscriber, emit);
-        } else {
-            tracing::subscriber::with_default(builder.json().finish(), emit);
-        }
-        sink.text()
-    }
-
     /// The line without its timestamp's value (the two formatters ran at different instants).
     fn without_timestamp(line: &str) -> String {
         let value_end = line
@@ -620,7 +593,7 @@ mod tests {
             tracing::warn!(target: "some::target", error = %"boom", "text with {}", "arguments");
             tracing::error!(answer = 42_u64);
         };
-        let (library, ours) = (lines_of(false, emit), lines_of(true, emit));
+        let (library, ours) = (lines_of(false, "info", emit), lines_of(true, "info", emit));
         assert_eq!(ours.lines().count(), 3);
         for (l, o) in library.lines().zip(ours.lines()) {
             assert_eq!(without_timestamp(o), without_timestamp(l));
@@ -635,7 +608,7 @@ mod tests {
             let _entered = span.enter();
             tracing::info!(step = 1_u64, "inside");
         };
-        let (library, ours) = (lines_of(false, emit), lines_of(true, emit));
+        let (library, ours) = (lines_of(false, "info", emit), lines_of(true, "info", emit));
         assert!(
             ours.contains("\"span\":{\"job\":7,\"name\":\"outer\"}"),
             "{ours}"

@@ -113,9 +113,10 @@ pub struct Metrics {
     cache_weight: Family<CacheLabels, Gauge>,
     cache_samplers: Mutex<Vec<(String, CacheSampler)>>,
     /// The request counter and latency histogram of each (door, method, tool, outcome) seen,
-    /// keyed by the four joined with NUL: a request looks its pair up with one hash instead of
-    /// building and hashing both families' label sets. It holds what the families hold, so it
-    /// grows no further than they do (every label value is from a closed set).
+    /// keyed by the four joined with NUL, which none of them holds (route patterns, method
+    /// names, catalog tool names, plain words): a request finds its pair with one hash instead
+    /// of building and hashing both families' label sets. It holds what the families hold, so
+    /// it grows no further than they do (every label value is from a closed set).
     per_request: RwLock<HashMap<String, (Counter, Histogram)>>,
 }
 

@@ -54,9 +54,8 @@ impl AuthServer {
             .layer(DefaultBodyLimit::max(BODY_LIMIT))
             // a refusal written before the body is read (413 past the limit) reaches clients
             // that read only after sending: the rest of the body is drained, not reset
-            .layer(axum::middleware::from_fn_with_state(
+            .layer(mcp_door::around::AroundLayer(
                 mcp_door::DrainLimits::default(),
-                mcp_door::drain::staged_close,
             ))
             .with_state(Arc::clone(self))
     }
