@@ -1,6 +1,6 @@
--- The one statement a commit_play_turn request issues before its transaction: the play-token
+-- The one statement a commit_play_turn request issues before its write: the play-token
 -- check of PlayAuthenticator (store/assignments.rs PLAY_TOKEN; since issue 14 it also reads the
--- assignment's version, and the turn's transaction runs on the same connection).
+-- assignment's version, and the turn's read and write run on the same connection).
 -- bench/run.sh prepends this to turn.sql for the informative "whole request's SQL" pgbench run.
 SELECT t.assignment_id, a.player_id, a.gm_id, t.expires_at, (t.revoked_at IS NOT NULL) AS revoked,
        p.active AS player_active, g.active AS gm_active, a.language, a.scenario_id,

@@ -17,7 +17,7 @@
 #   - a play session per client at the largest count (get_play_context and commit_play_turn in
 #     turn, so every read is of a new version and the read cache fills), with the server's peak
 #     RSS and the cache's entries and bytes scraped from its metrics listener afterwards;
-# then pgbench with bench/turn.sql (the same transaction's statements) on a seeded copy of the
+# then pgbench with bench/turn.sql (the same write's statements) on a seeded copy of the
 # schema at the same client counts -- plus, for the analysis, the whole commit request's SQL
 # (request-reads.sql + turn.sql) and get_play_context's SQL (context.sql) -- and prints the
 # Markdown table (`loadgen table`).
@@ -219,7 +219,7 @@ for backend in $BACKENDS; do
     bare base-fresh "$fresh_bytes" "$USE_WRK"
 done
 
-# --- pgbench: the same transaction, straight to PostgreSQL ----------------------------------
+# --- pgbench: the same write, straight to PostgreSQL ----------------------------------------
 if [[ " $BACKENDS " == *" pg "* ]]; then
     db="sq_pgbench_$$"
     create_db "$db"

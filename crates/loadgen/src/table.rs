@@ -62,10 +62,13 @@ const ORDER: [(&str, &str); 18] = [
         "session-pg",
         "play session (read, turn, …), PostgreSQL, read cache filling",
     ),
-    ("pgbench-turn", "pgbench, the turn's transaction"),
+    (
+        "pgbench-turn",
+        "pgbench, the turn's write (read + guarded write)",
+    ),
     (
         "pgbench-request",
-        "pgbench, the commit request's SQL (auth + read + transaction)",
+        "pgbench, the commit request's SQL (auth + read + guarded write)",
     ),
     (
         "pgbench-context",
@@ -275,7 +278,7 @@ pub fn print(args: &TableArgs) -> anyhow::Result<()> {
             continue;
         };
         if let Some(p) = get("pgbench-turn", c) {
-            let target = "commit_play_turn on PostgreSQL vs pgbench (same transaction)";
+            let target = "commit_play_turn on PostgreSQL vs pgbench (same statements)";
             vs_pgbench(target, c, s, p, true);
         }
         if let Some(p) = get("pgbench-request", c) {

@@ -368,7 +368,7 @@ impl CampaignService {
         Ok(self.play.store.consequences(a.id).await?)
     }
 
-    /// The GM's review: one versioned, retry-safe transaction.
+    /// The GM's review: one versioned, retry-safe, atomic write.
     pub async fn review(
         &self,
         actor: &User,

@@ -300,7 +300,7 @@ impl PlayService {
     }
 
     /// `commit_play_turn`: one atomic, idempotent turn: its receipt, committed or replayed.
-    /// The transaction runs on `held` (the connection the token was checked on) or the pool.
+    /// Its statements run on `held` (the connection the token was checked on) or the pool.
     pub async fn commit_turn(
         &self,
         assignment_id: Uuid,
@@ -310,8 +310,8 @@ impl PlayService {
     ) -> Result<Applied, ServiceError> {
         args.validate()?;
         // The nodes of the assignment's (immutable) source version come from the cache; the
-        // scene is checked against the row locked inside the transaction, so a turn reads
-        // the assignment once.
+        // scene is checked against the row the write is decided on, so a turn reads the
+        // assignment once.
         let nodes = self.nodes(source.0, source.1, held.as_mut()).await?;
         let hash = args.normalized_hash();
         let ids: Vec<Uuid> = args
@@ -339,7 +339,7 @@ impl PlayService {
     }
 
     /// `finish_play_session`: completes the session once; identical retries replay.
-    /// The transaction runs on `held` (the connection the token was checked on) or the pool.
+    /// Its statements run on `held` (the connection the token was checked on) or the pool.
     pub async fn finish(
         &self,
         assignment_id: Uuid,

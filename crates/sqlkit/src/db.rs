@@ -44,16 +44,6 @@ impl Backend {
             Backend::Sqlite => "",
         }
     }
-
-    /// [`Backend::row_lock`] of one table of a join, named by its alias: ` FOR UPDATE OF a`
-    /// on PostgreSQL (the only way to lock the rows of a table joined to an outer join's
-    /// nullable side); nothing on SQLite.
-    pub fn row_lock_of(self, alias: &str) -> String {
-        match self {
-            Backend::Postgres => format!(" FOR UPDATE OF {alias}"),
-            Backend::Sqlite => String::new(),
-        }
-    }
 }
 
 /// A pool of either backend. Cloning is cheap (the pool is shared). PostgreSQL's carries its
@@ -555,14 +545,67 @@ impl Conn {
         }
     }
 
-    /// [`Db::begin_write`] on this connection (statements already run on it stay outside
-    /// the transaction): a request that authenticated on a connection runs its write on the
-    /// same one instead of taking a second from the pool.
-    pub async fn begin_write(self) -> Result<Tx, DbFailure> {
-        Ok(match self {
-            Conn::Sqlite(c) => Tx::Sqlite(sqlite_begin(c, "BEGIN IMMEDIATE").await?),
-            Conn::Postgres(held) => Tx::Postgres(held.begin_on(None).await?),
-        })
+    /// Optimistic concurrency's write: runs `guard` (an `UPDATE` of one row under a condition,
+    /// a version check say) and, only if it changed that row, `writes`, all or nothing,
+    /// without a transaction held open across round trips. `None` when the guard changed no
+    /// row (nothing was written: the caller reads again and decides again), else how many
+    /// rows each write affected.
+    ///
+    /// Each write is an `INSERT … SELECT …` without a `WHERE` clause, or an `UPDATE` or
+    /// `DELETE` whose last `WHERE` clause is its own (not a subquery's). On PostgreSQL all
+    /// of it is one statement, committed on its own (one round trip): `WITH w0 AS (guard
+    /// RETURNING 1), w1 AS (write … RETURNING 1), … SELECT` the counts, each write's `WHERE`
+    /// clause joined by `EXISTS (SELECT 1 FROM w0)` (see [`guarded_writes`]); under READ
+    /// COMMITTED a row changed by a transaction that committed meanwhile fails the guard's
+    /// condition when rechecked, and so writes nothing. None of the writes may read what
+    /// another writes, nor two write one row: they all see the rows as they were before the
+    /// statement. On SQLite a `BEGIN IMMEDIATE` transaction: the guard, then the writes if it
+    /// held, then `COMMIT`.
+    pub async fn write_guarded(
+        &mut self,
+        guard: Statement,
+        writes: Vec<Statement>,
+    ) -> Result<Option<Vec<u64>>, DbFailure> {
+        match self {
+            Conn::Postgres(held) => {
+                let deadline = held.query_timeout;
+                let n = writes.len();
+                let row = pg_fetch_optional(held, deadline, &guarded_writes(guard, writes))
+                    .await?
+                    .ok_or_else(|| DbFailure::Internal("a guarded write answered no row".into()))?;
+                if row.int("n0")? != 1 {
+                    return Ok(None);
+                }
+                (1..=n)
+                    .map(|i| Ok(u64::try_from(row.int(&format!("n{i}"))?).unwrap_or(0)))
+                    .collect::<Result<_, _>>()
+                    .map(Some)
+            }
+            Conn::Sqlite(conn) => {
+                let mut tx: Transaction<'_, Sqlite> =
+                    Transaction::begin(&mut **conn, Some(Cow::Borrowed("BEGIN IMMEDIATE"))).await?;
+                if Target::Sqlite(&mut tx)
+                    .execute(guard)
+                    .await?
+                    .rows_affected()
+                    != 1
+                {
+                    tx.rollback().await?;
+                    return Ok(None);
+                }
+                let mut affected = Vec::with_capacity(writes.len());
+                for write in writes {
+                    affected.push(
+                        Target::Sqlite(&mut tx)
+                            .execute(write)
+                            .await?
+                            .rows_affected(),
+                    );
+                }
+                tx.commit().await?;
+                Ok(Some(affected))
+            }
+        }
     }
 
     /// [`Db::begin_snapshot`] on this connection.
@@ -574,25 +617,43 @@ impl Conn {
     }
 }
 
-/// PostgreSQL's one statement of [`Tx::execute_all`]: `WITH w0 AS (… RETURNING 1), w1 AS
-/// (…) SELECT (SELECT COUNT(*) FROM w0) AS n0, …`, each statement's `$k` moved past the
-/// arguments of those before it. Written into one string sized up front: a commit builds it
-/// on every turn.
-fn combined_writes(statements: Vec<Statement>) -> Statement {
-    let n = statements.len();
+/// PostgreSQL's one statement of [`Conn::write_guarded`]: `WITH w0 AS (guard RETURNING 1), w1
+/// AS (write WHERE (its condition) AND EXISTS (SELECT 1 FROM w0) RETURNING 1), … SELECT (SELECT
+/// COUNT(*) FROM w0) AS n0, …`, each statement's `$k` moved past the arguments of those before
+/// it. Written into one string sized up front: a commit builds it on every turn.
+fn guarded_writes(guard: Statement, writes: Vec<Statement>) -> Statement {
+    const CONDITION: &str = "EXISTS (SELECT 1 FROM w0)";
+    let n = writes.len() + 1;
     let mut numbers = itoa::Buffer::new();
-    let mut text =
-        String::with_capacity(statements.iter().map(|s| s.text.len() + 48).sum::<usize>() + n * 48);
+    let mut text = String::with_capacity(
+        guard.text.len() + writes.iter().map(|s| s.text.len() + 80).sum::<usize>() + n * 48,
+    );
     let mut args = Vec::new();
     text.push_str("WITH ");
-    for (i, statement) in statements.into_iter().enumerate() {
+    for (i, statement) in std::iter::once(guard).chain(writes).enumerate() {
         if i > 0 {
             text.push_str(", ");
         }
         text.push('w');
         text.push_str(numbers.format(i));
         text.push_str(" AS (");
-        shift_placeholders_into(&mut text, &statement.text, args.len());
+        let body = statement.text.as_ref();
+        match (i, body.rfind(" WHERE ")) {
+            (0, _) => shift_placeholders_into(&mut text, body, args.len()),
+            (_, Some(at)) if !body.starts_with("INSERT") => {
+                let (head, condition) = body.split_at(at + " WHERE ".len());
+                shift_placeholders_into(&mut text, head, args.len());
+                text.push('(');
+                shift_placeholders_into(&mut text, condition, args.len());
+                text.push_str(") AND ");
+                text.push_str(CONDITION);
+            }
+            _ => {
+                shift_placeholders_into(&mut text, body, args.len());
+                text.push_str(" WHERE ");
+                text.push_str(CONDITION);
+            }
+        }
         text.push_str(" RETURNING 1)");
         args.extend(statement.args);
     }
@@ -681,27 +742,6 @@ impl Tx {
             Tx::Postgres(held) => held.commit().await?,
         }
         Ok(())
-    }
-
-    /// Runs `statements` — each an `INSERT`, `UPDATE` or `DELETE` without `RETURNING` — in
-    /// order and answers how many rows each affected. On PostgreSQL they travel as one
-    /// statement, each a data-modifying `WITH` query of it (one round trip instead of one
-    /// each); they then all see the rows as they were before the first, so none may depend on
-    /// the rows another writes, nor two write one row. On SQLite, which has no round trips to
-    /// save, one after another.
-    pub async fn execute_all(&mut self, statements: Vec<Statement>) -> Result<Vec<u64>, DbFailure> {
-        if self.backend() == Backend::Sqlite || statements.len() < 2 {
-            let mut affected = Vec::with_capacity(statements.len());
-            for statement in statements {
-                affected.push(statement.execute(&mut *self).await?.rows_affected());
-            }
-            return Ok(affected);
-        }
-        let n = statements.len();
-        let row = combined_writes(statements).fetch_one(&mut *self).await?;
-        (0..n)
-            .map(|i| Ok(u64::try_from(row.int(&format!("n{i}"))?).unwrap_or(0)))
-            .collect()
     }
 
     /// Discards the transaction's writes (what dropping it does, but awaited).
@@ -1032,10 +1072,18 @@ mod tests {
         round_trip(&db).await;
     }
 
-    /// Several writes in one call: each statement's own count, in order; on PostgreSQL as
-    /// one statement, whose failure (here a duplicate key) leaves nothing written.
-    async fn writes_at_once(db: &Db) {
+    /// Optimistic writes: the writes happen only with the guard, all or nothing, and each
+    /// statement's own count comes back in order.
+    async fn guarded(db: &Db) {
+        sql("CREATE TABLE g (id BIGINT PRIMARY KEY, version BIGINT NOT NULL)")
+            .execute(db)
+            .await
+            .unwrap();
         sql("CREATE TABLE w (id BIGINT PRIMARY KEY, v TEXT)")
+            .execute(db)
+            .await
+            .unwrap();
+        sql("INSERT INTO g VALUES (1, 1)")
             .execute(db)
             .await
             .unwrap();
@@ -1043,106 +1091,240 @@ mod tests {
             .execute(db)
             .await
             .unwrap();
-        let mut tx = db.begin_write().await.unwrap();
-        let counts = tx
-            .execute_all(vec![
-                sql("UPDATE w SET v = $1 WHERE id = $2")
-                    .bind("a'$1")
-                    .bind(1i64),
-                sql("INSERT INTO w (id, v) VALUES ($1, $2), ($3, $4)")
-                    .bind(3i64)
-                    .bind("c")
-                    .bind(4i64)
-                    .bind("d"),
-                sql("UPDATE w SET v = $1 WHERE id = $2")
-                    .bind("none")
-                    .bind(99i64),
-                sql("DELETE FROM w WHERE id = $1").bind(2i64),
-            ])
+        let bump = |from: i64| {
+            sql("UPDATE g SET version = $1 WHERE id = $2 AND version = $3")
+                .bind(from + 1)
+                .bind(1i64)
+                .bind(from)
+        };
+        let version = || async {
+            sql("SELECT version FROM g WHERE id = 1")
+                .fetch_one(db)
+                .await
+                .unwrap()
+                .int("version")
+                .unwrap()
+        };
+        let values = || async {
+            let rows = sql("SELECT id, v FROM w ORDER BY id")
+                .fetch_all(db)
+                .await
+                .unwrap();
+            rows.iter()
+                .map(|r| (r.int("id").unwrap(), r.text("v").unwrap()))
+                .collect::<Vec<_>>()
+        };
+        let mut conn = db.acquire().await.unwrap();
+        let counts = conn
+            .write_guarded(
+                bump(1),
+                vec![
+                    sql("UPDATE w SET v = $1 WHERE id = $2 OR id = $3")
+                        .bind("a'$1")
+                        .bind(1i64)
+                        .bind(99i64),
+                    sql("INSERT INTO w (id, v) SELECT * FROM (VALUES ($1, $2), ($3, $4)) AS v")
+                        .bind(3i64)
+                        .bind("c")
+                        .bind(4i64)
+                        .bind("d"),
+                    sql("UPDATE w SET v = $1 WHERE id = $2")
+                        .bind("none")
+                        .bind(99i64),
+                    sql("DELETE FROM w WHERE id = $1").bind(2i64),
+                ],
+            )
             .await
             .unwrap();
-        assert_eq!(counts, vec![1, 2, 0, 1]);
-        tx.commit().await.unwrap();
-        let rows = sql("SELECT id, v FROM w ORDER BY id")
+        assert_eq!(counts, Some(vec![1, 2, 0, 1]));
+        assert_eq!(version().await, 2);
+        let after = [(1, "a'$1"), (3, "c"), (4, "d")].map(|(i, v)| (i, v.to_owned()));
+        assert_eq!(values().await, after);
+
+        // A stale guard (the version moved on): nothing written.
+        let stale = conn
+            .write_guarded(
+                bump(1),
+                vec![
+                    sql("INSERT INTO w (id, v) SELECT $1, $2")
+                        .bind(5i64)
+                        .bind("e"),
+                    sql("UPDATE w SET v = $1 WHERE id = $2")
+                        .bind("x")
+                        .bind(1i64),
+                    sql("DELETE FROM w WHERE id = $1").bind(3i64),
+                ],
+            )
+            .await
+            .unwrap();
+        assert_eq!(stale, None);
+        assert_eq!(version().await, 2);
+        assert_eq!(values().await, after);
+
+        // A write that fails (a duplicate key) takes the guard's change with it.
+        let failed = conn
+            .write_guarded(
+                bump(2),
+                vec![
+                    sql("INSERT INTO w (id, v) SELECT $1, $2")
+                        .bind(3i64)
+                        .bind("again"),
+                ],
+            )
+            .await;
+        assert!(matches!(failed, Err(DbFailure::Conflict(_))), "{failed:?}");
+        assert_eq!(version().await, 2);
+        assert_eq!(values().await, after);
+        // ... and the connection is usable afterwards, outside any transaction.
+        assert_eq!(
+            conn.write_guarded(bump(2), Vec::new()).await.unwrap(),
+            Some(Vec::new())
+        );
+        assert_eq!(version().await, 3);
+    }
+
+    /// A burst of writers, each reading the version and writing under it, again when it lost:
+    /// every write lands exactly once, each on its own version.
+    async fn guarded_burst(db: &Db) {
+        sql("CREATE TABLE g (id BIGINT PRIMARY KEY, version BIGINT NOT NULL)")
+            .execute(db)
+            .await
+            .unwrap();
+        sql("CREATE TABLE log (version BIGINT PRIMARY KEY, writer BIGINT NOT NULL)")
+            .execute(db)
+            .await
+            .unwrap();
+        sql("INSERT INTO g VALUES (1, 0)")
+            .execute(db)
+            .await
+            .unwrap();
+        let writers: i64 = 16;
+        let tasks: Vec<_> = (0..writers)
+            .map(|writer| {
+                let db = db.clone();
+                tokio::spawn(async move {
+                    let mut lost = 0u32;
+                    loop {
+                        let mut conn = db.acquire().await.unwrap();
+                        let seen = sql("SELECT version FROM g WHERE id = 1")
+                            .fetch_one(&mut conn)
+                            .await
+                            .unwrap()
+                            .int("version")
+                            .unwrap();
+                        let written = conn
+                            .write_guarded(
+                                sql("UPDATE g SET version = $1 WHERE id = 1 AND version = $2")
+                                    .bind(seen + 1)
+                                    .bind(seen),
+                                vec![
+                                    sql("INSERT INTO log (version, writer) SELECT $1, $2")
+                                        .bind(seen + 1)
+                                        .bind(writer),
+                                ],
+                            )
+                            .await
+                            .unwrap();
+                        match written {
+                            Some(counts) => {
+                                assert_eq!(counts, vec![1]);
+                                return lost;
+                            }
+                            None => lost += 1,
+                        }
+                    }
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let rows = sql("SELECT version, writer FROM log ORDER BY version")
             .fetch_all(db)
             .await
             .unwrap();
-        let seen: Vec<(i64, String)> = rows
-            .iter()
-            .map(|r| (r.int("id").unwrap(), r.text("v").unwrap()))
-            .collect();
-        let expected = [(1, "a'$1"), (3, "c"), (4, "d")].map(|(i, v)| (i, v.to_owned()));
-        assert_eq!(seen, expected);
-
-        let mut tx = db.begin_write().await.unwrap();
-        let failed = tx
-            .execute_all(vec![
-                sql("UPDATE w SET v = $1 WHERE id = $2")
-                    .bind("changed")
-                    .bind(1i64),
-                sql("INSERT INTO w (id, v) VALUES ($1, $2)")
-                    .bind(3i64)
-                    .bind("again"),
-            ])
-            .await;
-        assert!(matches!(failed, Err(DbFailure::Conflict(_))), "{failed:?}");
-        drop(tx);
-        let v = sql("SELECT v FROM w WHERE id = 1")
+        let versions: Vec<i64> = rows.iter().map(|r| r.int("version").unwrap()).collect();
+        assert_eq!(versions, (1..=writers).collect::<Vec<_>>());
+        let mut each: Vec<i64> = rows.iter().map(|r| r.int("writer").unwrap()).collect();
+        each.sort_unstable();
+        assert_eq!(each, (0..writers).collect::<Vec<_>>());
+        let version = sql("SELECT version FROM g WHERE id = 1")
             .fetch_one(db)
             .await
             .unwrap();
-        assert_eq!(v.text("v").unwrap(), "a'$1");
-        let mut tx = db.begin_write().await.unwrap();
-        assert_eq!(tx.execute_all(Vec::new()).await.unwrap(), Vec::<u64>::new());
-        assert_eq!(
-            tx.execute_all(vec![sql("DELETE FROM w WHERE id = $1").bind(4i64)])
-                .await
-                .unwrap(),
-            vec![1]
-        );
-        tx.rollback().await.unwrap();
+        assert_eq!(version.int("version").unwrap(), writers);
     }
 
     #[tokio::test]
-    async fn sqlite_writes_at_once() {
-        writes_at_once(&Db::open("sqlite::memory:", &settings()).await.unwrap()).await;
+    async fn sqlite_guarded_writes() {
+        let (_dir, url) = testkit::db::fresh_sqlite_url();
+        guarded(&Db::open(&url, &settings()).await.unwrap()).await;
     }
 
     #[tokio::test]
-    async fn postgres_writes_at_once() {
+    async fn postgres_guarded_writes() {
         let Some(url) = testkit::db::fresh_postgres().await else {
             return;
         };
-        writes_at_once(&Db::open(&url, &settings()).await.unwrap()).await;
+        guarded(&Db::open(&url, &settings()).await.unwrap()).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn sqlite_guarded_writes_hold_under_a_burst() {
+        let (_dir, url) = testkit::db::fresh_sqlite_url();
+        guarded_burst(&Db::open(&url, &settings()).await.unwrap()).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn postgres_guarded_writes_hold_under_a_burst() {
+        let Some(url) = testkit::db::fresh_postgres().await else {
+            return;
+        };
+        guarded_burst(&Db::open(&url, &settings()).await.unwrap()).await;
     }
 
     #[test]
-    fn writes_combine_into_one_statement_with_their_arguments_in_order() {
-        let combined = combined_writes(vec![
-            sql("UPDATE a SET v = $2 WHERE id = $1")
-                .bind("x")
+    fn guarded_writes_are_one_statement_with_their_arguments_in_order() {
+        let combined = guarded_writes(
+            sql("UPDATE g SET version = $1 WHERE id = $2 AND version = $3")
+                .bind(2i64)
+                .bind("g")
                 .bind(1i64),
-            sql("INSERT INTO b (k, note) VALUES ($1, '$1 stays')").bind(2i64),
-            sql(
-                "DELETE FROM c WHERE k = $1 OR k = $2 OR k = $3 OR k = $4 OR k = $5 OR k = $6 \
-                 OR k = $7 OR k = $8 OR k = $9 OR k = $10",
-            )
-            .bind(3i64),
-        ]);
+            vec![
+                sql("UPDATE a SET v = $2 WHERE id = $1 OR id = $3")
+                    .bind("x")
+                    .bind(1i64)
+                    .bind(3i64),
+                sql("INSERT INTO b (k, note) SELECT $1, '$1 stays'").bind(2i64),
+                sql(
+                    "DELETE FROM c WHERE k = $1 OR k = $2 OR k = $3 OR k = $4 OR k = $5 \
+                     OR k = $6 OR k = $7 OR k = $8 OR k = $9 OR k = $10",
+                )
+                .bind(3i64),
+            ],
+        );
         assert_eq!(
             combined.text(),
-            "WITH w0 AS (UPDATE a SET v = $2 WHERE id = $1 RETURNING 1), \
-             w1 AS (INSERT INTO b (k, note) VALUES ($3, '$1 stays') RETURNING 1), \
-             w2 AS (DELETE FROM c WHERE k = $4 OR k = $5 OR k = $6 OR k = $7 OR k = $8 OR k = $9 \
-             OR k = $10 OR k = $11 OR k = $12 OR k = $13 RETURNING 1) \
+            "WITH w0 AS (UPDATE g SET version = $1 WHERE id = $2 AND version = $3 RETURNING 1), \
+             w1 AS (UPDATE a SET v = $5 WHERE (id = $4 OR id = $6) \
+             AND EXISTS (SELECT 1 FROM w0) RETURNING 1), \
+             w2 AS (INSERT INTO b (k, note) SELECT $7, '$1 stays' \
+             WHERE EXISTS (SELECT 1 FROM w0) RETURNING 1), \
+             w3 AS (DELETE FROM c WHERE (k = $8 OR k = $9 OR k = $10 OR k = $11 OR k = $12 \
+             OR k = $13 OR k = $14 OR k = $15 OR k = $16 OR k = $17) \
+             AND EXISTS (SELECT 1 FROM w0) RETURNING 1) \
              SELECT (SELECT COUNT(*) FROM w0) AS n0, (SELECT COUNT(*) FROM w1) AS n1, \
-             (SELECT COUNT(*) FROM w2) AS n2"
+             (SELECT COUNT(*) FROM w2) AS n2, (SELECT COUNT(*) FROM w3) AS n3"
         );
         assert_eq!(
             combined.args(),
             [
+                Arg::Int(Some(2)),
+                Arg::Text(Some("g".into())),
+                Arg::Int(Some(1)),
                 Arg::Text(Some("x".into())),
                 Arg::Int(Some(1)),
+                Arg::Int(Some(3)),
                 Arg::Int(Some(2)),
                 Arg::Int(Some(3))
             ]

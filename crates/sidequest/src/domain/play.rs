@@ -1,7 +1,7 @@
 //! The rules of play: validating turns and finishes, normalizing operations for receipts, and
-//! deciding — inside the store's locked transaction — whether to replay, refuse or write. It
-//! owns the types of that decision ([`OperationState`] in, [`Decision`] out); how the store
-//! locks, loads and writes them is the store's.
+//! deciding — on the state the store read, written only if it is still current — whether to
+//! replay, refuse or write. It owns the types of that decision ([`OperationState`] in,
+//! [`Decision`] out); how the store reads, guards and writes them is the store's.
 
 use serde::Deserialize;
 use serde_json::json;
@@ -13,10 +13,11 @@ use crate::domain::{
     OperationKind, PlayStatus, Receipt,
 };
 
-/// What an operation's rule sees, read inside the store's locked transaction.
+/// What an operation's rule sees: the state the store read, at one version of the assignment.
 #[derive(Debug)]
 pub struct OperationState<'a> {
-    /// The assignment row, locked for the rest of the transaction.
+    /// The assignment row. The plan decided on it is written only if its version is still
+    /// current; otherwise the store reads again and the rule runs again.
     pub assignment: &'a Assignment,
     /// The receipt already stored for this operation id on this assignment, if any.
     pub receipt: Option<&'a Receipt>,
@@ -35,7 +36,7 @@ pub struct Decided {
     pub decided_at: Millis,
 }
 
-/// Everything one operation writes, in one transaction.
+/// Everything one operation writes, all or nothing.
 #[derive(Debug, Clone)]
 pub struct WritePlan {
     pub version: i64,

@@ -98,7 +98,7 @@ impl ReviewArgs {
     }
 }
 
-/// Decides a review inside the locked transaction.
+/// Decides a review on the state the store read (see [`OperationState`]).
 pub fn decide_review(
     state: OperationState<'_>,
     args: &ReviewArgs,

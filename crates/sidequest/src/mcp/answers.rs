@@ -5,7 +5,7 @@
 //!
 //! Why it is correct: every write that changes what a player read answers — a turn, a finish,
 //! a review (even one that only decides consequences) — goes through the store's one write
-//! path, which bumps the assignment's version in the same transaction; the scenario's title and
+//! path, which bumps the assignment's version in the same atomic write; the scenario's title and
 //! the nodes of a published version never change; and the token check reads the version from
 //! the database on every request, in the same statement. So a key names exactly one answer,
 //! on every instance, and nothing is ever invalidated: an entry of an old version is simply

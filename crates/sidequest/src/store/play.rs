@@ -1,12 +1,12 @@
 //! The play area: the journal, consequences and receipts of an assignment, and
-//! [`Play::apply`], the one write path of a play operation (row lock, the domain's decision,
-//! atomic write) — the trait, its records and its SQL, with the assignment row's columns (the
-//! play state every operation locks and writes), its lookup by id and the decoding of stored
+//! [`Play::apply`], the one write path of a play operation (the state read, the domain's
+//! decision, the write guarded by the version read) — the trait, its records and its SQL, with
+//! the assignment row's columns (the play state every operation reads and writes), its lookup by id and the decoding of stored
 //! enums and JSON that the assignments area shares. The rules that decide are the domain's
 //! ([`crate::domain::play`]).
 
 use async_trait::async_trait;
-use sqlkit::{Cols, Row, Runner, Tx, sql};
+use sqlkit::{Cols, Conn, Row, Runner, Statement, Tx, sql};
 use uuid::Uuid;
 
 use super::Held;
@@ -31,7 +31,7 @@ pub enum ApplyError {
 pub struct Load<'a> {
     /// Consequences the operation names (only those of this assignment are loaded).
     pub consequences: &'a [Uuid],
-    /// Count the assignment's pending consequences inside the transaction.
+    /// Count the assignment's pending consequences as well.
     pub pending: bool,
 }
 
@@ -58,9 +58,9 @@ impl<'a> Load<'a> {
     }
 }
 
-/// The rule the store runs inside the transaction; pure, no I/O.
-pub type Decide =
-    Box<dyn for<'a> FnOnce(OperationState<'a>) -> Result<Decision, DomainError> + Send>;
+/// The rule the store runs on the state it read; pure, no I/O. It runs again on the state read
+/// afresh when another operation changed the assignment between the read and the write.
+pub type Decide = Box<dyn for<'a> Fn(OperationState<'a>) -> Result<Decision, DomainError> + Send>;
 
 /// What [`Play::apply`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,9 +165,12 @@ pub trait Play: Send + Sync {
         operation_id: Uuid,
     ) -> Result<Option<Receipt>, StoreError>;
 
-    /// The one write path of play: locks the assignment row, loads its receipt for
-    /// `operation_id` and what `load` names, runs `decide`, and writes its plan
-    /// atomically. An unknown assignment is `Domain(NotFound)`.
+    /// The one write path of play: reads the assignment row, its receipt for `operation_id`
+    /// and what `load` names, runs `decide`, and writes its plan atomically, only if the
+    /// assignment's version is still the one read (every write of play moves it on). When
+    /// another operation wrote first, it reads and decides again: the outcome is the one a
+    /// row lock taken before the read would give, without a transaction held open across
+    /// the decision. An unknown assignment is `Domain(NotFound)`.
     async fn apply(
         &self,
         assignment_id: Uuid,
@@ -175,8 +178,8 @@ pub trait Play: Send + Sync {
         load: Load<'_>,
         decide: Decide,
     ) -> Result<Applied, ApplyError>;
-    /// [`Play::apply`] with its transaction on `held`, the connection the request checked its
-    /// token on (no second pooled connection); on the pool when `None`.
+    /// [`Play::apply`] on `held`, the connection the request checked its token on (no second
+    /// pooled connection); on one from the pool when `None`.
     async fn apply_held(
         &self,
         held: Option<Held>,
@@ -199,11 +202,11 @@ const CONSEQUENCE_COLUMNS: &str = "id, assignment_id, version, category, descrip
 const RECEIPT_COLUMNS: &str =
     "assignment_id, operation_id, kind, args_hash, result, version, created_at";
 /// [`ASSIGNMENT_COLUMNS`] of the alias `a` (a unit test keeps the two in step).
-const LOCKED_ASSIGNMENT_COLUMNS: &str = "a.id, a.scenario_id, a.source_version, a.gm_id, \
+const JOINED_ASSIGNMENT_COLUMNS: &str = "a.id, a.scenario_id, a.source_version, a.gm_id, \
      a.player_id, a.mode, a.language, a.character, a.brief, a.instructions, a.boundaries, \
      a.return_condition, a.gm_notes, a.published_node_ids, a.auto_approve, a.status, a.version, \
      a.memory, a.current_scene, a.summary, a.created_at, a.updated_at";
-/// The receipt columns of the lock statement, renamed apart from the assignment's.
+/// The receipt columns of an operation's state read, renamed apart from the assignment's.
 const JOINED_RECEIPT_COLUMNS: &str = "r.operation_id AS r_operation_id, r.kind AS r_kind, \
      r.args_hash AS r_args_hash, r.result AS r_result, r.version AS r_version, \
      r.created_at AS r_created_at";
@@ -591,31 +594,38 @@ impl Play for SqlStore {
         load: Load<'_>,
         decide: Decide,
     ) -> Result<Applied, ApplyError> {
-        let mut tx = match held {
-            Some(held) => held.begin_write().await?,
-            None => self.db.begin_write().await?,
+        let mut conn = match held {
+            Some(held) => held,
+            None => self.db.acquire().await?,
         };
-        match apply_locked(&mut tx, assignment_id, operation_id, load, decide).await {
-            Ok(Outcome::Commit(receipt)) => {
-                tx.commit().await?;
-                Ok(Applied::Committed(receipt))
-            }
-            Ok(Outcome::Replay(receipt)) => {
-                tx.rollback().await?;
-                Ok(Applied::Replayed(receipt))
-            }
-            Err(err) => {
-                if let Err(rollback) = tx.rollback().await {
-                    tracing::warn!(
-                        error = %rollback,
-                        "rollback after a refused operation failed"
-                    );
-                }
-                Err(err)
+        for _ in 0..WRITE_ATTEMPTS {
+            let state = read_state(&mut conn, assignment_id, operation_id, load).await?;
+            let decision = decide(OperationState {
+                assignment: &state.assignment,
+                receipt: state.receipt.as_ref(),
+                consequences: &state.consequences,
+                pending: state.pending,
+            })?;
+            let plan = match decision {
+                Decision::Replay(receipt) => return Ok(Applied::Replayed(receipt)),
+                Decision::Write(plan) => plan,
+            };
+            if write_plan(&mut conn, &state.assignment, &plan).await? {
+                return Ok(Applied::Committed(plan.receipt));
             }
         }
+        Err(StoreError::Conflict(
+            "the assignment kept changing during the operation; try again".into(),
+        )
+        .into())
     }
 }
+
+/// How many times [`Play::apply`] reads and decides before it gives up. Another operation
+/// winning the write moves the version on, and every operation but a replay names the
+/// version it expects, so a second decision is a replay or the domain's version conflict:
+/// two attempts settle every race; the rest are headroom.
+const WRITE_ATTEMPTS: usize = 8;
 
 /// A read-only snapshot transaction on `held`, or on a connection of the pool.
 async fn snapshot(db: &sqlkit::Db, held: Option<Held>) -> Result<Tx, StoreError> {
@@ -625,32 +635,34 @@ async fn snapshot(db: &sqlkit::Db, held: Option<Held>) -> Result<Tx, StoreError>
     }
 }
 
-/// What the locked part of [`Play::apply`] decided.
-enum Outcome {
-    Commit(Receipt),
-    Replay(Receipt),
+/// What [`Play::apply`] reads before it decides.
+struct State {
+    assignment: Assignment,
+    receipt: Option<Receipt>,
+    consequences: Vec<Consequence>,
+    pending: Option<i64>,
 }
 
-/// The body of [`Play::apply`] inside the write transaction, from the row lock on; the caller
-/// commits or rolls back.
-async fn apply_locked(
-    tx: &mut Tx,
+/// The assignment, its receipt for `operation_id` and what `load` names, each read once. The
+/// reads are not one snapshot: what they find is decided on only if the assignment's version
+/// is unchanged when the plan is written ([`write_plan`]), and every write of play moves that
+/// version, so a state read across another operation's write is never written on.
+async fn read_state(
+    conn: &mut Conn,
     assignment_id: Uuid,
     operation_id: Uuid,
     load: Load<'_>,
-    decide: Decide,
-) -> Result<Outcome, ApplyError> {
-    // The row lock and the receipt lookup are one statement: the receipt's table is the
-    // outer join's nullable side, so only the assignment's row is locked.
+) -> Result<State, ApplyError> {
+    // The assignment and the receipt are one statement: the receipt's table is the outer
+    // join's nullable side.
     let row = sql(format!(
-        "SELECT {LOCKED_ASSIGNMENT_COLUMNS}, {JOINED_RECEIPT_COLUMNS} FROM assignments a \
+        "SELECT {JOINED_ASSIGNMENT_COLUMNS}, {JOINED_RECEIPT_COLUMNS} FROM assignments a \
          LEFT JOIN receipts r ON r.assignment_id = a.id AND r.operation_id = $2 \
-         WHERE a.id = $1{}",
-        tx.backend().row_lock_of("a")
+         WHERE a.id = $1"
     ))
     .bind(assignment_id)
     .bind(operation_id)
-    .fetch_optional(&mut *tx)
+    .fetch_optional(&mut *conn)
     .await?
     .ok_or(DomainError::NotFound)?;
     let assignment = assignment(&row)?;
@@ -666,7 +678,7 @@ async fn apply_locked(
         ))
         .bind(*cid)
         .bind(assignment_id)
-        .fetch_optional(&mut *tx)
+        .fetch_optional(&mut *conn)
         .await?;
         if let Some(row) = row {
             consequences.push(consequence(&row)?);
@@ -677,57 +689,54 @@ async fn apply_locked(
         Some(
             sql(PENDING_COUNT)
                 .bind(assignment_id)
-                .fetch_one(&mut *tx)
+                .fetch_one(&mut *conn)
                 .await?
                 .int("n")?,
         )
     } else {
         None
     };
-
-    let decision = decide(OperationState {
-        assignment: &assignment,
-        receipt: receipt.as_ref(),
-        consequences: &consequences,
+    Ok(State {
+        assignment,
+        receipt,
+        consequences,
         pending,
-    })?;
-    match decision {
-        Decision::Replay(receipt) => Ok(Outcome::Replay(receipt)),
-        Decision::Write(plan) => {
-            write_plan(tx, &assignment, &plan).await?;
-            Ok(Outcome::Commit(plan.receipt))
-        }
-    }
+    })
 }
 
-/// Writes everything one operation changes. The version guard on the update and the primary
-/// keys of events and receipts back up the lock.
-async fn write_plan(tx: &mut Tx, before: &Assignment, plan: &WritePlan) -> Result<(), StoreError> {
-    // Every write of the plan in one call: on PostgreSQL one statement (a round trip), each
-    // write a data-modifying query of it. None reads what another writes: the assignment
-    // row is locked and exists, a turn inserts consequences and a review decides existing
-    // ones (never both), and a review lists each consequence once.
-    let mut writes = vec![
-        sql(
-            "UPDATE assignments SET version = $1, status = $2, memory = $3, \
+/// Writes everything one operation changes, all or nothing, if the assignment is still at the
+/// version `before` was read at: `false` (nothing written) when another operation wrote
+/// first. The primary keys of events and receipts back up the version guard.
+async fn write_plan(
+    conn: &mut Conn,
+    before: &Assignment,
+    plan: &WritePlan,
+) -> Result<bool, StoreError> {
+    // The guard and every write of the plan in one call: on PostgreSQL one statement (a round
+    // trip, no transaction around it), each write a data-modifying query of it. None reads
+    // what another writes: a turn inserts consequences and a review decides existing ones
+    // (never both), and a review lists each consequence once. Inserts take their row from a
+    // `SELECT`, so that the guard can condition them (see `sqlkit::Conn::write_guarded`).
+    let guard = sql(
+        "UPDATE assignments SET version = $1, status = $2, memory = $3, \
              current_scene = $4, summary = $5, updated_at = $6 \
              WHERE id = $7 AND version = $8",
-        )
-        .bind(plan.version)
-        .bind(plan.status.as_str())
-        .bind(&plan.memory)
-        .bind(plan.current_scene.as_deref())
-        .bind(plan.summary.as_deref())
-        .bind(plan.updated_at)
-        .bind(before.id)
-        .bind(before.version),
-    ];
+    )
+    .bind(plan.version)
+    .bind(plan.status.as_str())
+    .bind(&plan.memory)
+    .bind(plan.current_scene.as_deref())
+    .bind(plan.summary.as_deref())
+    .bind(plan.updated_at)
+    .bind(before.id)
+    .bind(before.version);
+    let mut writes: Vec<Statement> = Vec::with_capacity(plan.decisions.len() + 3);
     for event in &plan.events {
         writes.push(
             sql(
                 "INSERT INTO journal_events (assignment_id, version, kind, operation_id, \
                  player_action, narration, summary, gm_private, scene, created_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                 SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10",
             )
             .bind(before.id)
             .bind(event.version)
@@ -777,7 +786,7 @@ async fn write_plan(tx: &mut Tx, before: &Assignment, plan: &WritePlan) -> Resul
     writes.push(
         sql(
             "INSERT INTO receipts (assignment_id, operation_id, kind, args_hash, result, \
-             version, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+             version, created_at) SELECT $1, $2, $3, $4, $5, $6, $7",
         )
         .bind(r.assignment_id)
         .bind(r.operation_id)
@@ -788,22 +797,23 @@ async fn write_plan(tx: &mut Tx, before: &Assignment, plan: &WritePlan) -> Resul
         .bind(r.created_at),
     );
     let decisions = first_decision..first_decision + plan.decisions.len();
-    let affected = tx.execute_all(writes).await?;
-    if affected.first() != Some(&1) {
-        return Err(StoreError::Conflict(
-            "assignment changed during the operation".into(),
-        ));
-    }
+    let Some(affected) = conn.write_guarded(guard, writes).await? else {
+        return Ok(false);
+    };
+    // The plan was decided on the consequences read at this version, which no other write
+    // has changed since: a decision that found no row is a fault, not a race.
     if affected
         .get(decisions)
         .is_none_or(|decided| decided.iter().any(|n| *n != 1))
     {
-        return Err(StoreError::NotFound);
+        return Err(StoreError::Internal(
+            "a review's decision found no consequence it had read".into(),
+        ));
     }
-    Ok(())
+    Ok(true)
 }
 
-/// The `INSERT` of `rows` consequences, ten arguments a row.
+/// The `INSERT` of `rows` consequences, ten arguments a row, its rows from a `SELECT`.
 fn consequences_insert(rows: usize) -> String {
     let values: Vec<String> = (0..rows)
         .map(|row| {
@@ -813,7 +823,7 @@ fn consequences_insert(rows: usize) -> String {
         .collect();
     format!(
         "INSERT INTO consequences (id, assignment_id, version, seq, category, description, \
-         status, gm_note, created_at, decided_at) VALUES {}",
+         status, gm_note, created_at, decided_at) SELECT * FROM (VALUES {}) AS v",
         values.join(", ")
     )
 }
@@ -823,12 +833,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_lock_statement_reads_every_assignment_and_receipt_column() {
+    fn the_state_read_reads_every_assignment_and_receipt_column() {
         let prefixed: Vec<String> = ASSIGNMENT_COLUMNS
             .split(", ")
             .map(|c| format!("a.{c}"))
             .collect();
-        assert_eq!(LOCKED_ASSIGNMENT_COLUMNS, prefixed.join(", "));
+        assert_eq!(JOINED_ASSIGNMENT_COLUMNS, prefixed.join(", "));
         for c in RECEIPT_COLUMNS.split(", ").skip(1) {
             assert!(
                 JOINED_RECEIPT_COLUMNS.contains(&format!("r.{c} AS r_{c}")),
@@ -840,11 +850,12 @@ mod tests {
     #[test]
     fn a_turns_consequences_are_one_statement() {
         assert!(
-            consequences_insert(1).ends_with("VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)")
+            consequences_insert(1)
+                .ends_with("(VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)) AS v")
         );
         let two = consequences_insert(2);
         assert!(
-            two.ends_with("$10), ($11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"),
+            two.ends_with("$10), ($11, $12, $13, $14, $15, $16, $17, $18, $19, $20)) AS v"),
             "{two}"
         );
     }

@@ -67,6 +67,7 @@ suite!(
     journal_pages_and_player_view,
     unknown_assignment_is_not_found,
     concurrent_turns_commit_exactly_once,
+    concurrent_retries_of_one_turn_commit_once_and_replay,
     // accounts.rs
     password_hashes,
     sessions,
@@ -844,6 +845,33 @@ async fn concurrent_turns_commit_exactly_once(store: SharedStore) {
     assert_eq!(w.assignment_now().await.version, start + 1);
     assert_eq!(w.versions(false).await, [start + 1]);
     assert_eq!(w.store.recent_consequences(a, 100).await.unwrap().len(), 1);
+}
+
+/// Sixteen concurrent sends of one turn (one operation id, the same arguments): the losers of
+/// the write read again and find the winner's receipt, so one commits and fifteen replay it.
+async fn concurrent_retries_of_one_turn_commit_once_and_replay(store: SharedStore) {
+    let w = world(store, false).await;
+    let (a, start) = (w.assignment.id, w.assignment.version);
+    let args = turn(start, 2);
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..16 {
+        let (store, args) = (w.store.clone(), args.clone());
+        tasks.spawn(async move { commit(&store, a, &args, T0 + i).await });
+    }
+    let (mut committed, mut replayed) = (Vec::new(), Vec::new());
+    while let Some(joined) = tasks.join_next().await {
+        match joined.unwrap() {
+            Ok(Applied::Committed(receipt)) => committed.push(receipt),
+            Ok(Applied::Replayed(receipt)) => replayed.push(receipt),
+            other => panic!("unexpected outcome: {other:?}"),
+        }
+    }
+    assert_eq!((committed.len(), replayed.len()), (1, 15));
+    assert_eq!(committed[0].version, start + 1);
+    assert!(replayed.iter().all(|r| *r == committed[0]));
+    assert_eq!(w.assignment_now().await.version, start + 1);
+    assert_eq!(w.versions(false).await, [start + 1]);
+    assert_eq!(w.store.recent_consequences(a, 100).await.unwrap().len(), 2);
 }
 
 // ---------------------------------------------------------------------------------------------
