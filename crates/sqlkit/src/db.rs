@@ -576,8 +576,14 @@ impl Conn {
                 if row.int("n0")? != 1 {
                     return Ok(None);
                 }
+                let (mut numbers, mut name) = (itoa::Buffer::new(), String::with_capacity(4));
                 (1..=n)
-                    .map(|i| Ok(u64::try_from(row.int(&format!("n{i}"))?).unwrap_or(0)))
+                    .map(|i| {
+                        name.clear();
+                        name.push('n');
+                        name.push_str(numbers.format(i));
+                        Ok(u64::try_from(row.int(&name)?).unwrap_or(0))
+                    })
                     .collect::<Result<_, _>>()
                     .map(Some)
             }

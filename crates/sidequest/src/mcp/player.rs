@@ -10,7 +10,7 @@ use mcp_door::model::{Implementation, ToolAnnotations};
 use mcp_door::{
     AuthError, AuthRequest, Authenticator, BearerRealm, CallContext, CallOutcome, Catalog,
     CatalogError, InvalidReason, PreparedResult, Presenter, Principal, ToolDecl, ToolFailure,
-    Violation, tool_json,
+    Violation,
 };
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
@@ -158,14 +158,20 @@ impl Presenter for PlayerPresenter {
     }
 }
 
-/// A tool's answer: the service's result rendered by `json`, or its failure (a domain
-/// failure's status handed over as the error code).
+/// A tool's answer: the service's result rendered by `json` (serialized once, as
+/// [`PreparedResult`]: the same bytes as [`mcp_door::tool_json`]'s result, without serializing
+/// the value a second time for `structuredContent`), or its failure (a domain failure's status
+/// handed over as the error code).
 fn render<T>(
     outcome: Result<T, ServiceError>,
     json: fn(T) -> Value,
 ) -> Result<CallOutcome, ToolFailure> {
     match outcome {
-        Ok(v) => Ok(tool_json(json(v)).into()),
+        Ok(v) => {
+            let prepared = PreparedResult::new(&json(v))
+                .map_err(|e| ToolFailure::Internal(format!("rendering an answer: {e}")))?;
+            Ok(CallOutcome::prepared(Arc::new(prepared)))
+        }
         Err(ServiceError::Domain(d)) => Ok(door::domain_error_result(d.status(), &d.to_string())),
         Err(ServiceError::Unavailable(m)) => Err(ToolFailure::Unavailable(m)),
         Err(e) => Err(ToolFailure::Internal(e.to_string())),

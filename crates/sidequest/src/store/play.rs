@@ -5,6 +5,9 @@
 //! enums and JSON that the assignments area shares. The rules that decide are the domain's
 //! ([`crate::domain::play`]).
 
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
 use async_trait::async_trait;
 use sqlkit::{Cols, Conn, Row, Runner, Statement, Tx, sql};
 use uuid::Uuid;
@@ -654,17 +657,20 @@ async fn read_state(
     load: Load<'_>,
 ) -> Result<State, ApplyError> {
     // The assignment and the receipt are one statement: the receipt's table is the outer
-    // join's nullable side.
-    let row = sql(format!(
-        "SELECT {JOINED_ASSIGNMENT_COLUMNS}, {JOINED_RECEIPT_COLUMNS} FROM assignments a \
-         LEFT JOIN receipts r ON r.assignment_id = a.id AND r.operation_id = $2 \
-         WHERE a.id = $1"
-    ))
-    .bind(assignment_id)
-    .bind(operation_id)
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or(DomainError::NotFound)?;
+    // join's nullable side. Its text is built once.
+    static STATE: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "SELECT {JOINED_ASSIGNMENT_COLUMNS}, {JOINED_RECEIPT_COLUMNS} FROM assignments a \
+             LEFT JOIN receipts r ON r.assignment_id = a.id AND r.operation_id = $2 \
+             WHERE a.id = $1"
+        )
+    });
+    let row = sql(STATE.as_str())
+        .bind(assignment_id)
+        .bind(operation_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(DomainError::NotFound)?;
     let assignment = assignment(&row)?;
     let receipt = joined_receipt(&row, assignment_id)?;
 
@@ -813,8 +819,22 @@ async fn write_plan(
     Ok(true)
 }
 
-/// The `INSERT` of `rows` consequences, ten arguments a row, its rows from a `SELECT`.
-fn consequences_insert(rows: usize) -> String {
+/// The `INSERT` of `rows` consequences, ten arguments a row, its rows from a `SELECT`: built
+/// once for each count a turn may propose (a commit builds no SQL text of its own).
+fn consequences_insert(rows: usize) -> Cow<'static, str> {
+    static TEXTS: LazyLock<Vec<String>> = LazyLock::new(|| {
+        (0..=crate::domain::play::limits::CONSEQUENCES)
+            .map(consequences_insert_text)
+            .collect()
+    });
+    match TEXTS.get(rows) {
+        Some(text) => Cow::Borrowed(text.as_str()),
+        None => Cow::Owned(consequences_insert_text(rows)),
+    }
+}
+
+/// The text of [`consequences_insert`].
+fn consequences_insert_text(rows: usize) -> String {
     let values: Vec<String> = (0..rows)
         .map(|row| {
             let args: Vec<String> = (1..=10).map(|i| format!("${}", row * 10 + i)).collect();
