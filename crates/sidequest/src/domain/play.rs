@@ -409,7 +409,7 @@ pub fn decide_turn(
     })))
 }
 
-/// Decides a finish; the store loads the pending count (`Load::PENDING`) under the lock.
+/// Decides a finish; the store reads the pending count (`Load::PENDING`) with the state.
 pub fn decide_finish(
     state: OperationState<'_>,
     args: &FinishArgs,

@@ -617,7 +617,9 @@ impl Play for SqlStore {
                 return Ok(Applied::Committed(plan.receipt));
             }
         }
-        Err(StoreError::Conflict(
+        // Unreachable while every decision checks the version it expects (see WRITE_ATTEMPTS);
+        // a store that cannot settle answers as a busy one does.
+        Err(StoreError::Unavailable(
             "the assignment kept changing during the operation; try again".into(),
         )
         .into())
@@ -625,8 +627,8 @@ impl Play for SqlStore {
 }
 
 /// How many times [`Play::apply`] reads and decides before it gives up. Another operation
-/// winning the write moves the version on, and every operation but a replay names the
-/// version it expects, so a second decision is a replay or the domain's version conflict:
+/// winning the write moves the version on, and every operation (turn, finish, review) names
+/// the version it expects, so a second decision is a replay or the domain's version conflict:
 /// two attempts settle every race; the rest are headroom.
 const WRITE_ATTEMPTS: usize = 8;
 

@@ -58,9 +58,10 @@ const POSTGRES_MIGRATIONS: Embedded = Embedded(&[
 ]);
 
 /// Sidequest's store on SQLite (the embedded default: one WAL file, every write transaction
-/// `BEGIN IMMEDIATE`) or PostgreSQL (several instances on one database; a play operation locks
-/// its assignment row with `SELECT … FOR UPDATE`). The schemas agree (uuids as TEXT), so each
-/// statement is written once.
+/// `BEGIN IMMEDIATE`) or PostgreSQL (several instances on one database; a play operation's
+/// write is one statement that locks its assignment row by updating it, only at the version
+/// the operation was decided on). The schemas agree (uuids as TEXT), so each statement is
+/// written once.
 #[derive(Debug, Clone)]
 pub struct SqlStore {
     pub(super) db: Db,
