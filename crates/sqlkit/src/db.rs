@@ -560,7 +560,9 @@ impl Conn {
     /// condition when rechecked, and so writes nothing. None of the writes may read what
     /// another writes, nor two write one row: they all see the rows as they were before the
     /// statement. On SQLite a `BEGIN IMMEDIATE` transaction: the guard, then the writes if it
-    /// held, then `COMMIT`.
+    /// held, then `COMMIT`. On PostgreSQL past the statement's deadline the outcome is unknown
+    /// to the client, as with a `COMMIT`: the caller sees `Unavailable`, and an idempotent
+    /// retry finds out.
     pub async fn write_guarded(
         &mut self,
         guard: Statement,
