@@ -159,7 +159,7 @@ impl Statement {
 }
 
 /// Where a [`Statement`] runs: `&Db` (a pooled connection per statement), `&mut Tx` or
-/// `&mut Conn`. Each only lends its executor; the statements run in [`Target`], once.
+/// `&mut Conn`. Each only lends its executor; the statements run in `Target`, once.
 pub trait Runner: Send + Sized {
     /// The executor this runner lends (sqlkit's three runners only).
     #[doc(hidden)]
@@ -555,7 +555,7 @@ impl Conn {
     /// `DELETE` whose last `WHERE` clause is its own (not a subquery's). On PostgreSQL all
     /// of it is one statement, committed on its own (one round trip): `WITH w0 AS (guard
     /// RETURNING 1), w1 AS (write … RETURNING 1), … SELECT` the counts, each write's `WHERE`
-    /// clause joined by `EXISTS (SELECT 1 FROM w0)` (see [`guarded_writes`]); under READ
+    /// clause joined by `EXISTS (SELECT 1 FROM w0)` (see `guarded_writes`); under READ
     /// COMMITTED a row changed by a transaction that committed meanwhile fails the guard's
     /// condition when rechecked, and so writes nothing. None of the writes may read what
     /// another writes, nor two write one row: they all see the rows as they were before the
