@@ -15,7 +15,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::pool::PoolConnection;
+use sqlx::pool::{MaybePoolConnection, PoolConnection};
 use sqlx::postgres::PgRow;
 use sqlx::query::Query;
 use sqlx::sqlite::{SqliteConnection, SqlitePool, SqliteRow};
@@ -425,7 +425,7 @@ impl Db {
     /// the guarantees).
     pub async fn begin_write(&self) -> Result<Tx, DbFailure> {
         Ok(match self {
-            Db::Sqlite(pool, _) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
+            Db::Sqlite(pool, _) => Tx::Sqlite(pool.begin_with(SQLITE_BEGIN_WRITE).await?),
             Db::Postgres(pool, guard) => Tx::Postgres(PgHeld::begin(pool, guard).await?),
         })
     }
@@ -533,6 +533,10 @@ pub fn backend_of(url: &str) -> Backend {
     }
 }
 
+/// SQLite's `BEGIN` of a transaction that will write ([`Db::begin_write`],
+/// [`Conn::write_guarded`]).
+const SQLITE_BEGIN_WRITE: &str = "BEGIN IMMEDIATE";
+
 /// PostgreSQL's `BEGIN` of [`Db::begin_snapshot`].
 const PG_BEGIN_SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
 
@@ -590,8 +594,7 @@ impl Conn {
                     .map(Some)
             }
             Conn::Sqlite(conn) => {
-                let mut tx: Transaction<'_, Sqlite> =
-                    Transaction::begin(&mut **conn, Some(Cow::Borrowed("BEGIN IMMEDIATE"))).await?;
+                let mut tx = sqlite_begin(&mut **conn, SQLITE_BEGIN_WRITE).await?;
                 if Target::Sqlite(&mut tx)
                     .execute(guard)
                     .await?
@@ -636,34 +639,35 @@ fn guarded_writes(guard: Statement, writes: Vec<Statement>) -> Statement {
     let mut text = String::with_capacity(
         guard.text.len() + writes.iter().map(|s| s.text.len() + 80).sum::<usize>() + n * 48,
     );
-    let mut args = Vec::new();
-    text.push_str("WITH ");
-    for (i, statement) in std::iter::once(guard).chain(writes).enumerate() {
-        if i > 0 {
-            text.push_str(", ");
-        }
-        text.push('w');
+    text.push_str("WITH w0 AS (");
+    shift_placeholders_into(&mut text, &guard.text, 0);
+    text.push_str(" RETURNING 1)");
+    let mut args = guard.args;
+    for (i, write) in (1..).zip(writes) {
+        text.push_str(", w");
         text.push_str(numbers.format(i));
         text.push_str(" AS (");
-        let body = statement.text.as_ref();
-        match (i, body.rfind(" WHERE ")) {
-            (0, _) => shift_placeholders_into(&mut text, body, args.len()),
-            (_, Some(at)) if !body.starts_with("INSERT") => {
+        let body = write.text.as_ref();
+        // An UPDATE's or DELETE's own condition is kept whole; an INSERT … SELECT gets one.
+        match body
+            .rfind(" WHERE ")
+            .filter(|_| !body.starts_with("INSERT"))
+        {
+            Some(at) => {
                 let (head, condition) = body.split_at(at + " WHERE ".len());
                 shift_placeholders_into(&mut text, head, args.len());
                 text.push('(');
                 shift_placeholders_into(&mut text, condition, args.len());
                 text.push_str(") AND ");
-                text.push_str(CONDITION);
             }
-            _ => {
+            None => {
                 shift_placeholders_into(&mut text, body, args.len());
                 text.push_str(" WHERE ");
-                text.push_str(CONDITION);
             }
         }
+        text.push_str(CONDITION);
         text.push_str(" RETURNING 1)");
-        args.extend(statement.args);
+        args.extend(write.args);
     }
     text.push_str(" SELECT ");
     for i in 0..n {
@@ -725,12 +729,13 @@ fn shift_placeholders_into(out: &mut String, text: &str, by: usize) {
     out.push_str(&text[copied..]);
 }
 
-/// A transaction begun with `statement` on an owned pooled connection. sqlx's `Pool::begin_with`
-/// does exactly this after acquiring; `Transaction::begin` is public but hidden from its docs.
-async fn sqlite_begin(
-    conn: PoolConnection<Sqlite>,
+/// A transaction begun with `statement` on a connection, owned (a pooled one) or borrowed.
+/// sqlx's `Pool::begin_with` does exactly this after acquiring; `Transaction::begin` is public
+/// but hidden from its docs.
+async fn sqlite_begin<'c>(
+    conn: impl Into<MaybePoolConnection<'c, Sqlite>>,
     statement: &'static str,
-) -> Result<Transaction<'static, Sqlite>, DbFailure> {
+) -> Result<Transaction<'c, Sqlite>, DbFailure> {
     Ok(Transaction::begin(conn, Some(Cow::Borrowed(statement))).await?)
 }
 
@@ -1105,22 +1110,23 @@ mod tests {
                 .bind(1i64)
                 .bind(from)
         };
-        let version = || async {
-            sql("SELECT version FROM g WHERE id = 1")
+        // The guarded row's version and the written table's rows.
+        let state = || async {
+            let version = sql("SELECT version FROM g WHERE id = 1")
                 .fetch_one(db)
                 .await
                 .unwrap()
                 .int("version")
-                .unwrap()
-        };
-        let values = || async {
+                .unwrap();
             let rows = sql("SELECT id, v FROM w ORDER BY id")
                 .fetch_all(db)
                 .await
                 .unwrap();
-            rows.iter()
+            let rows: Vec<(i64, String)> = rows
+                .iter()
                 .map(|r| (r.int("id").unwrap(), r.text("v").unwrap()))
-                .collect::<Vec<_>>()
+                .collect();
+            (version, rows)
         };
         let mut conn = db.acquire().await.unwrap();
         let counts = conn
@@ -1145,9 +1151,8 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(counts, Some(vec![1, 2, 0, 1]));
-        assert_eq!(version().await, 2);
         let after = [(1, "a'$1"), (3, "c"), (4, "d")].map(|(i, v)| (i, v.to_owned()));
-        assert_eq!(values().await, after);
+        assert_eq!(state().await, (2, after.to_vec()));
 
         // A stale guard (the version moved on): nothing written.
         let stale = conn
@@ -1166,8 +1171,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(stale, None);
-        assert_eq!(version().await, 2);
-        assert_eq!(values().await, after);
+        assert_eq!(state().await, (2, after.to_vec()));
 
         // A write that fails (a duplicate key) takes the guard's change with it.
         let failed = conn
@@ -1181,14 +1185,13 @@ mod tests {
             )
             .await;
         assert!(matches!(failed, Err(DbFailure::Conflict(_))), "{failed:?}");
-        assert_eq!(version().await, 2);
-        assert_eq!(values().await, after);
+        assert_eq!(state().await, (2, after.to_vec()));
         // ... and the connection is usable afterwards, outside any transaction.
         assert_eq!(
             conn.write_guarded(bump(2), Vec::new()).await.unwrap(),
             Some(Vec::new())
         );
-        assert_eq!(version().await, 3);
+        assert_eq!(state().await.0, 3);
     }
 
     /// A burst of writers, each reading the version and writing under it, again when it lost:

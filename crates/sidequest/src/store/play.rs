@@ -1,9 +1,9 @@
 //! The play area: the journal, consequences and receipts of an assignment, and
 //! [`Play::apply`], the one write path of a play operation (the state read, the domain's
 //! decision, the write guarded by the version read) — the trait, its records and its SQL, with
-//! the assignment row's columns (the play state every operation reads and writes), its lookup by id and the decoding of stored
-//! enums and JSON that the assignments area shares. The rules that decide are the domain's
-//! ([`crate::domain::play`]).
+//! the assignment row's columns (the play state every operation reads and writes), its lookup
+//! by id and the decoding of stored enums and JSON that the assignments area shares. The rules
+//! that decide are the domain's ([`crate::domain::play`]).
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -738,7 +738,9 @@ async fn write_plan(
     .bind(plan.updated_at)
     .bind(before.id)
     .bind(before.version);
-    let mut writes: Vec<Statement> = Vec::with_capacity(plan.decisions.len() + 3);
+    // the events, the consequences' one INSERT, the decisions and the receipt
+    let mut writes: Vec<Statement> =
+        Vec::with_capacity(plan.events.len() + 1 + plan.decisions.len() + 1);
     for event in &plan.events {
         writes.push(
             sql(
