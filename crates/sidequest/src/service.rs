@@ -300,13 +300,16 @@ impl PlayService {
     }
 
     /// `commit_play_turn`: one atomic, idempotent turn: its receipt, committed or replayed.
-    /// Its statements run on `held` (the connection the token was checked on) or the pool.
+    /// Its statements run on `held` (the connection the token was checked on) or the pool;
+    /// `checked_version` is the assignment's version that check read, which spares the turn
+    /// its state read when this instance keeps that version's row ([`crate::store::Play::apply_held`]).
     pub async fn commit_turn(
         &self,
         assignment_id: Uuid,
         source: (Uuid, i64),
         args: TurnArgs,
         mut held: Option<Held>,
+        checked_version: Option<i64>,
     ) -> Result<Applied, ServiceError> {
         args.validate()?;
         // The nodes of the assignment's (immutable) source version come from the cache; the
@@ -325,6 +328,7 @@ impl PlayService {
             .store
             .apply_held(
                 held,
+                checked_version,
                 assignment_id,
                 operation_id,
                 Load::NOTHING,
@@ -354,6 +358,7 @@ impl PlayService {
             .store
             .apply_held(
                 held,
+                None,
                 assignment_id,
                 operation_id,
                 Load::PENDING,

@@ -51,6 +51,37 @@ pub struct WritePlan {
     pub receipt: Receipt,
 }
 
+impl WritePlan {
+    /// The assignment row as this plan leaves `before`: the fields its write sets (version,
+    /// status, memory, current scene, summary, update time) and the rest as they were.
+    pub fn applied_to(&self, before: &Assignment) -> Assignment {
+        Assignment {
+            id: before.id,
+            scenario_id: before.scenario_id,
+            source_version: before.source_version,
+            gm_id: before.gm_id,
+            player_id: before.player_id,
+            mode: before.mode,
+            language: before.language,
+            character: before.character.clone(),
+            brief: before.brief.clone(),
+            instructions: before.instructions.clone(),
+            boundaries: before.boundaries.clone(),
+            return_condition: before.return_condition.clone(),
+            gm_notes: before.gm_notes.clone(),
+            published_node_ids: before.published_node_ids.clone(),
+            auto_approve: before.auto_approve,
+            status: self.status,
+            version: self.version,
+            memory: self.memory.clone(),
+            current_scene: self.current_scene.clone(),
+            summary: self.summary.clone(),
+            created_at: before.created_at,
+            updated_at: self.updated_at,
+        }
+    }
+}
+
 /// The rule's verdict on an operation, taken while the assignment row is locked.
 #[derive(Debug)]
 pub enum Decision {

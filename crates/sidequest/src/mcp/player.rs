@@ -462,7 +462,10 @@ operation; an identical retry returns the original receipt with replayed: true."
                 let grant = play_grant(&ctx)?;
                 let (id, source, held) = (grant.assignment_id, grant.source, grant.lease.take());
                 match parse::<TurnArgs>(args) {
-                    Ok(a) => render(s.commit_turn(id, source, a, held).await, receipt_result),
+                    Ok(a) => render(
+                        s.commit_turn(id, source, a, held, Some(grant.version)).await,
+                        receipt_result,
+                    ),
                     Err(e) => render(Err(e), receipt_result),
                 }
             }

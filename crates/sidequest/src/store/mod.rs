@@ -10,6 +10,7 @@ mod assignments;
 mod play;
 mod scenarios;
 mod sql;
+mod states;
 mod wiki;
 
 use std::sync::Arc;
@@ -22,6 +23,7 @@ pub use assignments::{Assignments, CreateOutcome};
 pub use play::{Applied, ApplyError, ContextSnapshot, Decide, JournalSnapshot, Load, Play};
 pub use scenarios::{NewScenario, Scenarios};
 pub use sql::{Lifecycle, SqlStore, StoreError};
+pub use states::DEFAULT_STATE_CACHE_BYTES;
 pub use wiki::Wiki;
 
 /// A pooled connection a request holds from its play-token check on, so its later statements

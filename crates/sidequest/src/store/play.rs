@@ -6,7 +6,7 @@
 //! that decide are the domain's ([`crate::domain::play`]).
 
 use std::borrow::Cow;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use async_trait::async_trait;
 use sqlkit::{Cols, Conn, Row, Runner, Statement, Tx, sql};
@@ -52,6 +52,11 @@ impl Load<'static> {
 }
 
 impl<'a> Load<'a> {
+    /// Whether it names nothing beyond the assignment and the receipt.
+    fn is_nothing(&self) -> bool {
+        self.consequences.is_empty() && !self.pending
+    }
+
     /// These consequences as well (a review decides them).
     pub fn consequences(ids: &'a [Uuid]) -> Self {
         Load {
@@ -182,10 +187,16 @@ pub trait Play: Send + Sync {
         decide: Decide,
     ) -> Result<Applied, ApplyError>;
     /// [`Play::apply`] on `held`, the connection the request checked its token on (no second
-    /// pooled connection); on one from the pool when `None`.
+    /// pooled connection); on one from the pool when `None`. `checked_version` is the
+    /// assignment's version that check read: when this instance keeps the row of that version
+    /// and `load` names nothing more, the rule decides on it without a read, and its plan is
+    /// written under the same guard (the version, and no receipt for the operation yet); any
+    /// other outcome — a refusal, which may hide a replay, or a write another operation beat
+    /// — is decided again on a fresh read, as without it.
     async fn apply_held(
         &self,
         held: Option<Held>,
+        checked_version: Option<i64>,
         assignment_id: Uuid,
         operation_id: Uuid,
         load: Load<'_>,
@@ -585,13 +596,14 @@ impl Play for SqlStore {
         load: Load<'_>,
         decide: Decide,
     ) -> Result<Applied, ApplyError> {
-        self.apply_held(None, assignment_id, operation_id, load, decide)
+        self.apply_held(None, None, assignment_id, operation_id, load, decide)
             .await
     }
 
     async fn apply_held(
         &self,
         held: Option<Held>,
+        checked_version: Option<i64>,
         assignment_id: Uuid,
         operation_id: Uuid,
         load: Load<'_>,
@@ -601,8 +613,29 @@ impl Play for SqlStore {
             Some(held) => held,
             None => self.db.acquire().await?,
         };
+        // The row of the version the token check just read, if this instance keeps it: only a
+        // commit is taken from it (the kept row shows no receipt, so a refusal there may be a
+        // replay the read below finds).
+        let kept = checked_version
+            .filter(|_| load.is_nothing())
+            .and_then(|version| self.states.at(assignment_id, version));
+        if let Some(kept) = kept {
+            let decision = decide(OperationState {
+                assignment: &kept,
+                receipt: None,
+                consequences: &[],
+                pending: None,
+            });
+            if let Ok(Decision::Write(plan)) = decision
+                && write_plan(&mut conn, &kept, &plan).await?
+            {
+                self.states.keep(Arc::new(plan.applied_to(&kept)));
+                return Ok(Applied::Committed(plan.receipt));
+            }
+        }
         for _ in 0..WRITE_ATTEMPTS {
             let state = read_state(&mut conn, assignment_id, operation_id, load).await?;
+            self.states.keep(Arc::clone(&state.assignment));
             let decision = decide(OperationState {
                 assignment: &state.assignment,
                 receipt: state.receipt.as_ref(),
@@ -614,6 +647,8 @@ impl Play for SqlStore {
                 Decision::Write(plan) => plan,
             };
             if write_plan(&mut conn, &state.assignment, &plan).await? {
+                self.states
+                    .keep(Arc::new(plan.applied_to(&state.assignment)));
                 return Ok(Applied::Committed(plan.receipt));
             }
         }
@@ -642,7 +677,7 @@ async fn snapshot(db: &sqlkit::Db, held: Option<Held>) -> Result<Tx, StoreError>
 
 /// What [`Play::apply`] reads before it decides.
 struct State {
-    assignment: Assignment,
+    assignment: Arc<Assignment>,
     receipt: Option<Receipt>,
     consequences: Vec<Consequence>,
     pending: Option<i64>,
@@ -673,7 +708,7 @@ async fn read_state(
         .fetch_optional(&mut *conn)
         .await?
         .ok_or(DomainError::NotFound)?;
-    let assignment = assignment(&row)?;
+    let assignment = Arc::new(assignment(&row)?);
     let receipt = joined_receipt(&row, assignment_id)?;
 
     let mut consequences: Vec<Consequence> = Vec::with_capacity(load.consequences.len());
@@ -713,8 +748,10 @@ async fn read_state(
 }
 
 /// Writes everything one operation changes, all or nothing, if the assignment is still at the
-/// version `before` was read at: `false` (nothing written) when another operation wrote
-/// first. The primary keys of events and receipts back up the version guard.
+/// version `before` was read at and holds no receipt for the operation yet: `false` (nothing
+/// written) when another operation wrote first or the operation id was used before (a state
+/// decided on without reading the receipt, see [`Play::apply_held`]). The primary keys of
+/// events and receipts back up the guard.
 async fn write_plan(
     conn: &mut Conn,
     before: &Assignment,
@@ -728,7 +765,8 @@ async fn write_plan(
     let guard = sql(
         "UPDATE assignments SET version = $1, status = $2, memory = $3, \
              current_scene = $4, summary = $5, updated_at = $6 \
-             WHERE id = $7 AND version = $8",
+             WHERE id = $7 AND version = $8 AND NOT EXISTS (SELECT 1 FROM receipts \
+             WHERE assignment_id = $9 AND operation_id = $10)",
     )
     .bind(plan.version)
     .bind(plan.status.as_str())
@@ -737,7 +775,9 @@ async fn write_plan(
     .bind(plan.summary.as_deref())
     .bind(plan.updated_at)
     .bind(before.id)
-    .bind(before.version);
+    .bind(before.version)
+    .bind(before.id)
+    .bind(plan.receipt.operation_id);
     // the events, the consequences' one INSERT, the decisions and the receipt
     let mut writes: Vec<Statement> =
         Vec::with_capacity(plan.events.len() + 1 + plan.decisions.len() + 1);

@@ -5,6 +5,8 @@
 
 use sqlkit::{Db, DbFailure, Embedded, PoolSettings};
 
+use super::states::{DEFAULT_STATE_CACHE_BYTES, States};
+
 /// A storage failure, already classified for the wire: not found (or a row a write refers to
 /// is missing), conflict (a unique constraint), unavailable (503) or internal. It is sqlkit's
 /// classification itself, not a copy of it.
@@ -65,6 +67,8 @@ const POSTGRES_MIGRATIONS: Embedded = Embedded(&[
 #[derive(Debug, Clone)]
 pub struct SqlStore {
     pub(super) db: Db,
+    /// The assignment rows this instance last read or wrote (see [`super::states`]).
+    pub(super) states: States,
 }
 
 impl SqlStore {
@@ -76,7 +80,10 @@ impl SqlStore {
 
     /// The store over an open database.
     pub fn new(db: Db) -> Self {
-        Self { db }
+        Self {
+            db,
+            states: States::new(DEFAULT_STATE_CACHE_BYTES),
+        }
     }
 }
 

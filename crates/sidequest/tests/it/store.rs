@@ -6,6 +6,7 @@ mod accounts;
 mod assignments;
 mod authoring;
 mod fixtures;
+mod kept;
 
 use serde_json::json;
 use sidequest::domain::play::{DomainError, FinishArgs, TurnArgs};
@@ -22,6 +23,7 @@ use accounts::*;
 use assignments::*;
 use authoring::*;
 use fixtures::*;
+use kept::*;
 
 /// Generates one `#[tokio::test]` per suite function for each backend.
 macro_rules! suite {
@@ -45,6 +47,32 @@ macro_rules! suite {
                         return;
                     };
                     super::$test(super::open(&url).await).await;
+                }
+            )+
+        }
+    };
+    // Suite functions that open the database themselves (two instances of one database, or
+    // a statement behind the store's back), given its URL.
+    (url: $($test:ident),+ $(,)?) => {
+        mod sqlite_url {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $test() {
+                    let (_dir, url) = testkit::db::fresh_sqlite_url();
+                    super::$test(&url).await;
+                }
+            )+
+        }
+
+        mod postgres_url {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $test() {
+                    let Some(url) = testkit::db::fresh_postgres().await else {
+                        eprintln!("skipped: TEST_DATABASE_URL not set");
+                        return;
+                    };
+                    super::$test(&url).await;
                 }
             )+
         }
@@ -84,6 +112,16 @@ suite!(
     draft_scenarios,
     wiki_pages,
     concurrent_wiki_writers_one_wins,
+);
+
+suite!(url:
+    // kept.rs
+    a_checked_turn_decides_on_the_kept_row,
+    a_checked_turn_is_shown_the_row_the_database_holds,
+    a_checked_retry_of_a_committed_turn_replays,
+    a_checked_turn_reusing_an_operation_id_is_refused,
+    a_row_kept_on_another_instance_goes_stale_and_writes_nothing,
+    concurrent_checked_turns_commit_exactly_once,
 );
 
 // ---------------------------------------------------------------------------------------------

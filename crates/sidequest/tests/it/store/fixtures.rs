@@ -177,6 +177,35 @@ pub async fn commit(
         .await
 }
 
+/// [`commit`] as the player door sends it: with the version its token check read, and every
+/// assignment row the rule is shown pushed to `seen`.
+pub async fn commit_checked(
+    store: &SharedStore,
+    assignment_id: Uuid,
+    args: &TurnArgs,
+    now: Millis,
+    checked_version: i64,
+    seen: &std::sync::Arc<std::sync::Mutex<Vec<Assignment>>>,
+) -> Result<Applied, ApplyError> {
+    let args = args.clone();
+    let hash = args.normalized_hash();
+    let ids: Vec<Uuid> = args.consequences.iter().map(|_| Uuid::new_v4()).collect();
+    let seen = std::sync::Arc::clone(seen);
+    store
+        .apply_held(
+            None,
+            Some(checked_version),
+            assignment_id,
+            args.operation_id,
+            Load::NOTHING,
+            Box::new(move |state| {
+                seen.lock().unwrap().push(state.assignment.clone());
+                play::decide_turn(state, &args, &hash, true, &ids, now)
+            }),
+        )
+        .await
+}
+
 pub async fn finish(
     store: &SharedStore,
     assignment_id: Uuid,
