@@ -236,7 +236,7 @@ if [[ " $BACKENDS " == *" pg "* ]]; then
     result="{\"session_id\":\"$uuid\",\"version\":2,\"consequences\":[{\"id\":\"$uuid\",\"status\":\"pending\",\"category\":\"relationship\",\"description\":\"$desc\"},{\"id\":\"$uuid\",\"status\":\"pending\",\"category\":\"discovery\",\"description\":\"$desc\"}]}"
     vars=(-D "action=$(text 200 a)" -D "narration=$(text 600 n)" -D "memory=$(text 2048 m)"
         -D "desc0=$desc" -D "desc1=$desc" -D "hash=$(text 64 f)" -D "result=$result"
-        -D "scene=harbor" -D "now=$(date +%s%3N)")
+        -D "scene=harbor" -D "now=$(date +%s%3N)" -D "a_version=0")
     mkdir -p "$WORK/pgbench"
     # turn: the target's reference. request and context: informative (see docs/benchmarks.md).
     for script in turn request context; do

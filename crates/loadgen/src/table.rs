@@ -64,11 +64,11 @@ const ORDER: [(&str, &str); 18] = [
     ),
     (
         "pgbench-turn",
-        "pgbench, the turn's write (read + guarded write)",
+        "pgbench, the turn's write (one guarded statement)",
     ),
     (
         "pgbench-request",
-        "pgbench, the commit request's SQL (auth + read + guarded write)",
+        "pgbench, the commit request's SQL (auth + guarded write)",
     ),
     (
         "pgbench-context",

@@ -1,6 +1,7 @@
 //! The play area: the journal, consequences and receipts of an assignment, and
-//! [`Play::apply`], the one write path of a play operation (the state read, the domain's
-//! decision, the write guarded by the version read) — the trait, its records and its SQL, with
+//! [`Play::apply`], the one write path of a play operation (the state read — or, for a turn, the
+//! row kept for the version its token check read, see [`super::states`] — the domain's
+//! decision, the write guarded by that version) — the trait, its records and its SQL, with
 //! the assignment row's columns (the play state every operation reads and writes), its lookup
 //! by id and the decoding of stored enums and JSON that the assignments area shares. The rules
 //! that decide are the domain's ([`crate::domain::play`]).
