@@ -896,14 +896,7 @@ async fn concurrent_retries_of_one_turn_commit_once_and_replay(store: SharedStor
         let (store, args) = (w.store.clone(), args.clone());
         tasks.spawn(async move { commit(&store, a, &args, T0 + i).await });
     }
-    let (mut committed, mut replayed) = (Vec::new(), Vec::new());
-    while let Some(joined) = tasks.join_next().await {
-        match joined.unwrap() {
-            Ok(Applied::Committed(receipt)) => committed.push(receipt),
-            Ok(Applied::Replayed(receipt)) => replayed.push(receipt),
-            other => panic!("unexpected outcome: {other:?}"),
-        }
-    }
+    let (committed, replayed) = committed_and_replayed(tasks).await;
     assert_eq!((committed.len(), replayed.len()), (1, 15));
     assert_eq!(committed[0].version, start + 1);
     assert!(replayed.iter().all(|r| *r == committed[0]));

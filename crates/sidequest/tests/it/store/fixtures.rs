@@ -307,6 +307,21 @@ pub fn replayed(applied: Result<Applied, ApplyError>) -> Receipt {
     }
 }
 
+/// The receipts of a burst's tasks, committed and replayed; any other outcome fails the test.
+pub async fn committed_and_replayed(
+    mut tasks: tokio::task::JoinSet<Result<Applied, ApplyError>>,
+) -> (Vec<Receipt>, Vec<Receipt>) {
+    let (mut committed, mut replayed) = (Vec::new(), Vec::new());
+    while let Some(joined) = tasks.join_next().await {
+        match joined.unwrap() {
+            Ok(Applied::Committed(receipt)) => committed.push(receipt),
+            Ok(Applied::Replayed(receipt)) => replayed.push(receipt),
+            other => panic!("unexpected outcome: {other:?}"),
+        }
+    }
+    (committed, replayed)
+}
+
 pub fn refused(applied: Result<Applied, ApplyError>) -> DomainError {
     match applied {
         Err(ApplyError::Domain(err)) => err,

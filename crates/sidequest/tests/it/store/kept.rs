@@ -235,14 +235,7 @@ pub async fn concurrent_checked_turns_commit_exactly_once(url: &str) {
         tasks
             .spawn(async move { commit_checked(&store, a, &args, T0 + 100 + i, 3, &seen()).await });
     }
-    let (mut committed, mut replayed) = (Vec::new(), Vec::new());
-    while let Some(joined) = tasks.join_next().await {
-        match joined.unwrap() {
-            Ok(Applied::Committed(receipt)) => committed.push(receipt),
-            Ok(Applied::Replayed(receipt)) => replayed.push(receipt),
-            other => panic!("unexpected outcome: {other:?}"),
-        }
-    }
+    let (committed, replayed) = committed_and_replayed(tasks).await;
     assert_eq!((committed.len(), replayed.len()), (1, 15));
     assert!(replayed.iter().all(|r| *r == committed[0]));
     assert_eq!(w.assignment_now().await.version, 4);
