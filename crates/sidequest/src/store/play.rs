@@ -636,7 +636,6 @@ impl Play for SqlStore {
         }
         for _ in 0..WRITE_ATTEMPTS {
             let state = read_state(&mut conn, assignment_id, operation_id, load).await?;
-            self.states.keep(Arc::clone(&state.assignment));
             let decision = decide(OperationState {
                 assignment: &state.assignment,
                 receipt: state.receipt.as_ref(),
@@ -678,7 +677,7 @@ async fn snapshot(db: &sqlkit::Db, held: Option<Held>) -> Result<Tx, StoreError>
 
 /// What [`Play::apply`] reads before it decides.
 struct State {
-    assignment: Arc<Assignment>,
+    assignment: Assignment,
     receipt: Option<Receipt>,
     consequences: Vec<Consequence>,
     pending: Option<i64>,
@@ -709,7 +708,7 @@ async fn read_state(
         .fetch_optional(&mut *conn)
         .await?
         .ok_or(DomainError::NotFound)?;
-    let assignment = Arc::new(assignment(&row)?);
+    let assignment = assignment(&row)?;
     let receipt = joined_receipt(&row, assignment_id)?;
 
     let mut consequences: Vec<Consequence> = Vec::with_capacity(load.consequences.len());

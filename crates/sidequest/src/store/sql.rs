@@ -67,7 +67,7 @@ const POSTGRES_MIGRATIONS: Embedded = Embedded(&[
 #[derive(Debug, Clone)]
 pub struct SqlStore {
     pub(super) db: Db,
-    /// The assignment rows this instance last read or wrote (see [`super::states`]).
+    /// The assignment rows this instance last wrote (see [`super::states`]).
     pub(super) states: States,
 }
 

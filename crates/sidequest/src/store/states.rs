@@ -1,4 +1,4 @@
-//! The play states this instance last read or wrote: one assignment row per assignment, kept
+//! The play states this instance last wrote: one assignment row per assignment, kept
 //! in memory (moka, bounded by size) so that an operation whose token check has just read the
 //! assignment's version decides on the row of that version without reading it again.
 //!
@@ -21,7 +21,7 @@ use crate::domain::Assignment;
 /// a row is at most about 60 KB with the contract's longest memory, brief and notes).
 pub const DEFAULT_STATE_CACHE_BYTES: u64 = 8 * 1024 * 1024;
 
-/// The newest assignment row this instance read or wrote, per assignment.
+/// The newest assignment row this instance wrote, per assignment.
 #[derive(Clone)]
 pub(super) struct States(moka::sync::Cache<Uuid, Arc<Assignment>>);
 

@@ -182,8 +182,8 @@ pub async fn a_row_kept_on_another_instance_goes_stale_and_writes_nothing(url: &
     );
     assert_eq!(one.receipt(a, stale.operation_id).await.unwrap(), None);
 
-    // one kept the row it read (3), two the row it wrote (3): each commits in turn, and the
-    // one whose kept row is behind reads.
+    // one's kept row (2) is behind: it reads and commits, keeping the row it wrote (4); two's
+    // (3) is behind now too: it reads as well.
     let now = w.assignment_now().await;
     committed(commit_checked(&one, a, &turn(3, 1), T0 + 400, 3, &seen).await);
     assert_eq!(shown(&seen), [now]);
