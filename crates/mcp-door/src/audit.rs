@@ -22,7 +22,8 @@ pub struct AuditRecord {
     pub subject: Option<String>,
     pub method: Option<String>,
     pub tool: Option<String>,
-    /// The tool arguments, for sinks that keep them (trim before storing).
+    /// The tool arguments, for sinks that keep them (trim before storing); `None` for a sink
+    /// that says it does not ([`AuditSink::keeps_arguments`]).
     pub arguments: Option<serde_json::Value>,
     pub http_status: u16,
     /// The door's error label: an HTTP status, a JSON-RPC code, or for an `isError` result the
@@ -39,6 +40,12 @@ pub struct AuditRecord {
 pub trait AuditSink: Send + Sync + 'static {
     /// Takes one finished request's record.
     fn record(&self, record: AuditRecord);
+
+    /// Whether this sink reads [`AuditRecord::arguments`]; the door copies a call's
+    /// arguments into the record only for one that does.
+    fn keeps_arguments(&self) -> bool {
+        true
+    }
 }
 
 /// Logs each request as a `tracing` event (never the arguments: they may hold game text). With
@@ -57,6 +64,10 @@ impl AuditSink for TracingAudit {
         if !logging::json_event(Level::INFO, TARGET, MESSAGE, &line.fields()) {
             line.trace();
         }
+    }
+
+    fn keeps_arguments(&self) -> bool {
+        false
     }
 }
 

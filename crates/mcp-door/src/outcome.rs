@@ -108,12 +108,12 @@ pub struct PreparedResult {
 impl PreparedResult {
     /// Serializes `value` as [`crate::tool_json`] would answer it.
     pub fn new(value: &Value) -> Result<Self, serde_json::Error> {
-        let structured = serde_json::to_vec(value)?;
-        let text = String::from_utf8_lossy(&structured).into_owned();
-        let content = serde_json::to_vec(&ContentBlock::text(text))?;
+        // `to_string` writes UTF-8 and says so; the text block gets a copy, not a re-check.
+        let structured = serde_json::to_string(value)?;
+        let content = serde_json::to_vec(&ContentBlock::text(structured.clone()))?;
         Ok(Self {
             content: Bytes::from(content),
-            structured: Bytes::from(structured),
+            structured: Bytes::from(structured.into_bytes()),
         })
     }
 

@@ -12,7 +12,7 @@
 
 use std::borrow::Cow;
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use sqlx::pool::{MaybePoolConnection, PoolConnection};
@@ -628,11 +628,51 @@ impl Conn {
     }
 }
 
-/// PostgreSQL's one statement of [`Conn::write_guarded`]: `WITH w0 AS (guard RETURNING 1), w1
-/// AS (write WHERE (its condition) AND EXISTS (SELECT 1 FROM w0) RETURNING 1), … SELECT (SELECT
-/// COUNT(*) FROM w0) AS n0, …`, each statement's `$k` moved past the arguments of those before
-/// it. Written into one string sized up front: a commit builds it on every turn.
+/// The shape of a guarded write whose texts are all `'static`: each statement's text (its
+/// address and length: a `'static` text is never freed, so one address is one text for the
+/// process's life) and how many arguments it binds, which move the placeholders after it.
+type Shape = Vec<(usize, usize, usize)>;
+
+/// How many shapes [`guarded_writes`] keeps written: a product has a handful (a turn's writes
+/// with 0–10 consequences, a finish, reviews of 1–n decisions), and one more than the bound
+/// is only written again.
+const GUARDED_SHAPES: u64 = 512;
+
+/// The combined text of each [`Shape`] written so far, shared by every pool of the process.
+static GUARDED_TEXTS: LazyLock<moka::sync::Cache<Shape, Arc<str>>> =
+    LazyLock::new(|| moka::sync::Cache::new(GUARDED_SHAPES));
+
+/// PostgreSQL's one statement of [`Conn::write_guarded`] (see [`guarded_text`]), its arguments
+/// those of the guard and then of each write, in order. When every text is `'static` (as a
+/// store's are) the combined text is written once per [`Shape`] and kept: a commit sends it
+/// on every turn.
 fn guarded_writes(guard: Statement, writes: Vec<Statement>) -> Statement {
+    let shape: Option<Shape> = std::iter::once(&guard)
+        .chain(&writes)
+        .map(|s| match &s.text {
+            Cow::Borrowed(t) => Some((t.as_ptr() as usize, t.len(), s.args.len())),
+            Cow::Owned(_) => None,
+        })
+        .collect();
+    let text: Cow<'static, str> = match shape {
+        Some(shape) => Cow::Owned(
+            GUARDED_TEXTS
+                .get_with(shape, || guarded_text(&guard, &writes).into())
+                .to_string(),
+        ),
+        None => Cow::Owned(guarded_text(&guard, &writes)),
+    };
+    let mut args = guard.args;
+    for write in writes {
+        args.extend(write.args);
+    }
+    Statement { text, args }
+}
+
+/// `WITH w0 AS (guard RETURNING 1), w1 AS (write WHERE (its condition) AND EXISTS (SELECT 1
+/// FROM w0) RETURNING 1), … SELECT (SELECT COUNT(*) FROM w0) AS n0, …`, each statement's `$k`
+/// moved past the arguments of those before it. Written into one string sized up front.
+fn guarded_text(guard: &Statement, writes: &[Statement]) -> String {
     const CONDITION: &str = "EXISTS (SELECT 1 FROM w0)";
     let n = writes.len() + 1;
     let mut numbers = itoa::Buffer::new();
@@ -642,7 +682,7 @@ fn guarded_writes(guard: Statement, writes: Vec<Statement>) -> Statement {
     text.push_str("WITH w0 AS (");
     shift_placeholders_into(&mut text, &guard.text, 0);
     text.push_str(" RETURNING 1)");
-    let mut args = guard.args;
+    let mut shift = guard.args.len();
     for (i, write) in (1..).zip(writes) {
         text.push_str(", w");
         text.push_str(numbers.format(i));
@@ -655,19 +695,19 @@ fn guarded_writes(guard: Statement, writes: Vec<Statement>) -> Statement {
         {
             Some(at) => {
                 let (head, condition) = body.split_at(at + " WHERE ".len());
-                shift_placeholders_into(&mut text, head, args.len());
+                shift_placeholders_into(&mut text, head, shift);
                 text.push('(');
-                shift_placeholders_into(&mut text, condition, args.len());
+                shift_placeholders_into(&mut text, condition, shift);
                 text.push_str(") AND ");
             }
             None => {
-                shift_placeholders_into(&mut text, body, args.len());
+                shift_placeholders_into(&mut text, body, shift);
                 text.push_str(" WHERE ");
             }
         }
         text.push_str(CONDITION);
         text.push_str(" RETURNING 1)");
-        args.extend(write.args);
+        shift += write.args.len();
     }
     text.push_str(" SELECT ");
     for i in 0..n {
@@ -679,10 +719,7 @@ fn guarded_writes(guard: Statement, writes: Vec<Statement>) -> Statement {
             text.push_str(piece);
         }
     }
-    Statement {
-        text: text.into(),
-        args,
-    }
+    text
 }
 
 /// `text` with each placeholder `$k` outside a quoted literal or name written `$(k + by)`.
@@ -1292,6 +1329,42 @@ mod tests {
             return;
         };
         guarded_burst(&Db::open(&url, &settings()).await.unwrap()).await;
+    }
+
+    #[test]
+    fn a_kept_guarded_text_is_the_one_written_for_its_shape() {
+        const GUARD: &str = "UPDATE k SET version = $1 WHERE id = $2";
+        const WRITE: &str = "INSERT INTO kw (k, v) SELECT $1, $2";
+        let combined = |write_args: &[i64], owned: bool| {
+            let guard = if owned {
+                sql(GUARD.to_owned())
+            } else {
+                sql(GUARD)
+            };
+            let write = write_args.iter().fold(sql(WRITE), |s, a| s.bind(*a));
+            guarded_writes(guard.bind(2i64).bind("k"), vec![write])
+        };
+        // written, then kept: the same text, and the arguments of this call
+        let first = combined(&[7, 8], false);
+        let kept = combined(&[9, 10], false);
+        assert_eq!(kept.text(), first.text());
+        assert_eq!(kept.text(), combined(&[9, 10], true).text());
+        assert_eq!(
+            kept.text(),
+            "WITH w0 AS (UPDATE k SET version = $1 WHERE id = $2 RETURNING 1), \
+             w1 AS (INSERT INTO kw (k, v) SELECT $3, $4 WHERE EXISTS (SELECT 1 FROM w0) \
+             RETURNING 1) SELECT (SELECT COUNT(*) FROM w0) AS n0, (SELECT COUNT(*) FROM w1) AS n1"
+        );
+        assert_eq!(&kept.args()[2..], [Arg::Int(Some(9)), Arg::Int(Some(10))]);
+        // the same texts binding a different number of arguments are another shape
+        let mut guard = sql(GUARD).bind(2i64).bind("k").bind(3i64);
+        guard = guard.bind(4i64);
+        let wider = guarded_writes(guard, vec![sql(WRITE).bind(1i64).bind(2i64)]);
+        assert!(
+            wider.text().contains("SELECT $5, $6 WHERE"),
+            "{}",
+            wider.text()
+        );
     }
 
     #[test]

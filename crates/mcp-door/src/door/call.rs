@@ -46,7 +46,9 @@ pub(super) async fn call_tool(
             );
         }
     };
-    record.arguments = Some(arguments.clone());
+    if inner.audit.keeps_arguments() {
+        record.arguments = Some(arguments.clone());
+    }
     let progress_token = match progress::token(&params) {
         Ok(t) => t,
         Err(message) => return Reply::rpc_error(id, jsonrpc::INVALID_PARAMS, message, None),

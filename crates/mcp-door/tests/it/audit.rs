@@ -74,3 +74,29 @@ async fn each_request_is_audited_under_the_id_the_client_saw() {
 
     assert_eq!(sink.0.lock().unwrap().len(), 5);
 }
+
+/// A sink that does not read arguments.
+#[derive(Default)]
+struct WithoutArguments(Captured);
+
+impl AuditSink for WithoutArguments {
+    fn record(&self, record: AuditRecord) {
+        self.0.record(record);
+    }
+
+    fn keeps_arguments(&self) -> bool {
+        false
+    }
+}
+
+#[tokio::test]
+async fn a_sink_that_keeps_no_arguments_is_handed_none_and_the_tool_still_gets_them() {
+    let sink = Arc::new(WithoutArguments::default());
+    let toy = Toy::builder().audit(sink.clone()).build();
+
+    let ok = toy.call("good-user", "echo", json!({"text": "hi"})).await;
+    assert!(ok.tool_text().contains("hi"), "{}", ok.tool_text());
+    let record = sink.0.last();
+    assert_eq!(record.tool.as_deref(), Some("echo"));
+    assert_eq!(record.arguments, None);
+}
