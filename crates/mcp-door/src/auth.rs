@@ -125,6 +125,18 @@ pub enum InvalidReason {
 pub trait Authenticator: Send + Sync + 'static {
     async fn authenticate(&self, request: &AuthRequest<'_>) -> Result<Principal, AuthError>;
 
+    /// Confirms a principal [`Authenticator::authenticate`] answered provisionally: from what
+    /// the product knows of a credential it saw live before, without asking its store whether
+    /// the credential is still live. The door confirms before it runs anything for the caller
+    /// (every method, every tool but one declared [`crate::ToolDecl::confirming_caller`], whose
+    /// handler confirms in its own statement) and again before it answers, and answers a
+    /// refusal here exactly as one from `authenticate`. It must give the same answer every
+    /// time for one principal (keep the first), and answer at once for a principal
+    /// `authenticate` already checked. By default every principal is checked when it is made.
+    async fn confirm(&self, _principal: &Principal) -> Result<(), AuthError> {
+        Ok(())
+    }
+
     /// The `WWW-Authenticate` value sent with a 401 for `error`.
     fn challenge(&self, error: &AuthError) -> String {
         match error {

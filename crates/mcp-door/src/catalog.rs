@@ -85,6 +85,10 @@ pub struct ToolDecl {
     pub kinds: Option<Vec<String>>,
     /// The tool's `_meta` object in `tools/list`, if the product adds one.
     pub meta: Option<Map<String, Value>>,
+    /// The handler confirms a provisional caller itself ([`crate::Authenticator::confirm`]),
+    /// in the statement that does its work, before any effect: the door does not confirm
+    /// before calling it (unless the client asked for progress), only before answering.
+    pub confirms_caller: bool,
     pub handler: Handler,
 }
 
@@ -141,6 +145,7 @@ impl ToolDecl {
             scope: None,
             kinds: None,
             meta: None,
+            confirms_caller: false,
             handler: Arc::new(move |ctx, args| Box::pin(handler(ctx, args))),
         }
     }
@@ -152,6 +157,14 @@ impl ToolDecl {
 
     pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.annotations = Some(annotations);
+        self
+    }
+
+    /// Declares that the handler confirms a provisional caller in its own statement, before
+    /// any effect, and never answers with what a refused caller must not learn (see
+    /// [`ToolDecl::confirms_caller`]).
+    pub fn confirming_caller(mut self) -> Self {
+        self.confirms_caller = true;
         self
     }
 

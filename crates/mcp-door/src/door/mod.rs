@@ -382,7 +382,6 @@ async fn process(
     record: &mut AuditRecord,
 ) -> (Reply, Option<Permit>) {
     let (parts, body) = request.into_parts();
-    let null = Value::Null;
 
     // 1. pre-auth gate, held only while authenticating
     let pre = match inner.pre_auth.try_enter() {
@@ -401,48 +400,7 @@ async fn process(
     };
     let principal = match inner.auth.authenticate(&auth_request).await {
         Ok(p) => Arc::new(p),
-        Err(e) => {
-            let reply = match &e {
-                AuthError::Missing | AuthError::Invalid(_) => {
-                    let message = inner.auth.unauthorized_message(&e);
-                    Reply::status(
-                        StatusCode::UNAUTHORIZED,
-                        &null,
-                        jsonrpc::SERVER_ERROR,
-                        &message,
-                    )
-                    .header(
-                        header::WWW_AUTHENTICATE,
-                        inner.auth.challenge_at(&e, parts.uri.path()),
-                    )
-                }
-                AuthError::Forbidden { code, message } => Reply {
-                    status: StatusCode::FORBIDDEN,
-                    body: Some(
-                        jsonrpc::error(
-                            &null,
-                            jsonrpc::INSUFFICIENT_SCOPE,
-                            message,
-                            Some(json!({"code": code})),
-                        )
-                        .into(),
-                    ),
-                    headers: vec![(
-                        header::WWW_AUTHENTICATE,
-                        inner.auth.challenge_at(&e, parts.uri.path()),
-                    )],
-                    error: Some(code.clone()),
-                },
-                AuthError::Unavailable => Reply::status(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    &null,
-                    jsonrpc::SERVER_ERROR,
-                    "Service unavailable: credential store unreachable",
-                )
-                .header(header::RETRY_AFTER, "1".into()),
-            };
-            return (reply, None);
-        }
+        Err(e) => return (unauthenticated(inner, &e, &parts), None),
     };
     drop(pre);
     record.principal = Some(Arc::clone(&principal));
@@ -453,13 +411,119 @@ async fn process(
     // the response is complete
     let permit = match inner.admission.admit(&principal.credential).await {
         Ok(p) => p,
-        Err(e) => return (inner.refuse(&e), None),
+        Err(e) => {
+            if let Err(refused) = inner.auth.confirm(&principal).await {
+                return (refused_late(inner, &refused, &parts, record), None);
+            }
+            return (inner.refuse(&e), None);
+        }
     };
-    let reply = admitted(inner, &parts, body, principal, request_id, record).await;
-    (reply, Some(permit))
+    let reply = admitted(
+        inner,
+        &parts,
+        body,
+        Arc::clone(&principal),
+        request_id,
+        record,
+    )
+    .await;
+    // a provisional principal is confirmed before anything is answered
+    match inner.auth.confirm(&principal).await {
+        Ok(()) => (reply, Some(permit)),
+        Err(refused) => (refused_late(inner, &refused, &parts, record), Some(permit)),
+    }
 }
 
-/// Steps 4–6 for an admitted request.
+/// Whether `message` calls a tool declared [`crate::ToolDecl::confirming_caller`] without
+/// asking for progress (a streamed answer would start before its handler's statement could
+/// refuse the caller).
+fn confirmed_by_handler(inner: &Inner, message: &Message) -> bool {
+    let Message::Request {
+        method,
+        params: Some(params),
+        ..
+    } = message
+    else {
+        return false;
+    };
+    method == "tools/call"
+        && params
+            .get("name")
+            .and_then(Value::as_str)
+            .and_then(|name| inner.catalog.get(name))
+            .is_some_and(|decl| decl.confirms_caller)
+        && params
+            .get("_meta")
+            .and_then(|m| m.get("progressToken"))
+            .is_none()
+}
+
+/// The answer to a request whose credential was refused (`authenticate` or `confirm`).
+fn unauthenticated(inner: &Inner, e: &AuthError, parts: &http::request::Parts) -> Reply {
+    let null = Value::Null;
+    match e {
+        AuthError::Missing | AuthError::Invalid(_) => {
+            let message = inner.auth.unauthorized_message(e);
+            Reply::status(
+                StatusCode::UNAUTHORIZED,
+                &null,
+                jsonrpc::SERVER_ERROR,
+                &message,
+            )
+            .header(
+                header::WWW_AUTHENTICATE,
+                inner.auth.challenge_at(e, parts.uri.path()),
+            )
+        }
+        AuthError::Forbidden { code, message } => Reply {
+            status: StatusCode::FORBIDDEN,
+            body: Some(
+                jsonrpc::error(
+                    &null,
+                    jsonrpc::INSUFFICIENT_SCOPE,
+                    message,
+                    Some(json!({"code": code})),
+                )
+                .into(),
+            ),
+            headers: vec![(
+                header::WWW_AUTHENTICATE,
+                inner.auth.challenge_at(e, parts.uri.path()),
+            )],
+            error: Some(code.clone()),
+        },
+        AuthError::Unavailable => Reply::status(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &null,
+            jsonrpc::SERVER_ERROR,
+            "Service unavailable: credential store unreachable",
+        )
+        .header(header::RETRY_AFTER, "1".into()),
+    }
+}
+
+/// [`unauthenticated`] for a provisional principal refused by `confirm`: the record forgets
+/// what the request was (caller, method, tool), as for a refusal from `authenticate`.
+fn refused_late(
+    inner: &Inner,
+    e: &AuthError,
+    parts: &http::request::Parts,
+    record: &mut AuditRecord,
+) -> Reply {
+    record.principal = None;
+    record.principal_kind = None;
+    record.subject = None;
+    record.method = None;
+    record.tool = None;
+    record.arguments = None;
+    record.error = None;
+    unauthenticated(inner, e, parts)
+}
+
+/// Steps 4–6 for an admitted request. A provisional principal is confirmed after framing,
+/// before anything runs for it, unless the request calls a tool that confirms its caller
+/// itself ([`confirmed_by_handler`]); refused, the request ends there (and `process`, which
+/// confirms again, answers the refusal).
 async fn admitted(
     inner: &Arc<Inner>,
     parts: &http::request::Parts,
@@ -509,6 +573,12 @@ async fn admitted(
         Ok(m) => m,
         Err(e) => return framing_error(&e),
     };
+
+    if !confirmed_by_handler(inner, &message)
+        && let Err(refused) = inner.auth.confirm(&principal).await
+    {
+        return unauthenticated(inner, &refused, parts);
+    }
 
     // 6. dispatch
     let (id, method, params) = match message {

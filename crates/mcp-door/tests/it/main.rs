@@ -19,6 +19,7 @@ mod listener;
 mod metrics;
 mod progress;
 mod prop_framing;
+mod provisional;
 mod redis;
 mod seam;
 mod serve;
