@@ -17,9 +17,10 @@
 #   - a play session per client at the largest count (get_play_context and commit_play_turn in
 #     turn, so every read is of a new version and the read cache fills), with the server's peak
 #     RSS and the cache's entries and bytes scraped from its metrics listener afterwards;
-# then pgbench with bench/turn.sql (the same write's statements) on a seeded copy of the
-# schema at the same client counts -- plus, for the analysis, the whole commit request's SQL
-# (request-reads.sql + turn.sql) and get_play_context's SQL (context.sql) -- and prints the
+# then pgbench with bench/turn.sql (a turn's one statement, its token checked in its guard) on
+# a seeded copy of the schema at the same client counts -- plus, for the analysis, a turn whose
+# token is checked first (request-reads.sql + turn.sql) and get_play_context's SQL
+# (context.sql) -- and prints the
 # Markdown table (`loadgen table`).
 #
 # Knobs (environment): DURATION (s, measured window, default 15), WARMUP (s, default 3),

@@ -8,7 +8,7 @@ use axum::Router;
 use mcp_door::Clock;
 use tokio::net::TcpListener;
 
-use crate::mcp::player::{self, PlayAuthenticator, PlayerPresenter};
+use crate::mcp::player::{self, PlayAuthenticator, PlayTokens, PlayerPresenter};
 use crate::service::Random;
 use crate::store;
 
@@ -23,7 +23,7 @@ pub fn app(state: AppState) -> Result<Router, StartError> {
     let player_door = state.doors.door(
         "/play/mcp",
         Arc::new(PlayAuthenticator {
-            service: Arc::clone(&state.service),
+            tokens: PlayTokens::new(Arc::clone(&state.service)),
             realm: player::play_realm(),
         }),
         catalog,

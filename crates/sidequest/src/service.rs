@@ -11,8 +11,10 @@ use uuid::Uuid;
 
 use crate::domain::play::{self, DomainError, FinishArgs, TurnArgs, limits};
 use crate::domain::text::excerpt;
-use crate::domain::{Assignment, Consequence, EventKind, JournalEvent, Node, PlayStatus, token};
-use crate::store::{Applied, ApplyError, Held, Load, SharedStore, StoreError};
+use crate::domain::{
+    Assignment, Consequence, EventKind, JournalEvent, Node, PlayStatus, Receipt, token,
+};
+use crate::store::{Applied, ApplyError, Decide, Held, LiveToken, Load, SharedStore, StoreError};
 
 pub use mcp_door::{OsRandom, Random};
 
@@ -96,6 +98,14 @@ pub struct MemorySearch {
 
 /// Scenario nodes by (scenario, source version).
 type NodeCache = Mutex<HashMap<(Uuid, i64), Arc<Vec<Node>>>>;
+
+/// A turn ready to apply ([`PlayService::prepare_turn`]): its rule bound to its validated
+/// arguments, hash, drawn consequence ids and time.
+pub struct Turn {
+    assignment_id: Uuid,
+    operation_id: Uuid,
+    decide: Decide,
+}
 
 /// Shared state of the play service.
 pub struct PlayService {
@@ -299,23 +309,19 @@ impl PlayService {
         })
     }
 
-    /// `commit_play_turn`: one atomic, idempotent turn: its receipt, committed or replayed.
-    /// Its statements run on `held` (the connection the token was checked on) or the pool;
-    /// `checked_version` is the assignment's version that check read, which spares the turn
-    /// its state read when this instance keeps that version's row ([`crate::store::Play::apply_held`]).
-    pub async fn commit_turn(
+    /// `commit_play_turn`, first half: validates `args`, checks nothing yet against the
+    /// assignment, and binds the turn's rule (the scene is checked against the row the write
+    /// is decided on, so a turn reads the assignment at most once). The nodes of the
+    /// assignment's (immutable) source version come from the cache, read on `held` if not.
+    pub async fn prepare_turn(
         &self,
         assignment_id: Uuid,
         source: (Uuid, i64),
         args: TurnArgs,
-        mut held: Option<Held>,
-        checked_version: Option<i64>,
-    ) -> Result<Applied, ServiceError> {
+        held: Option<&mut Held>,
+    ) -> Result<Turn, ServiceError> {
         args.validate()?;
-        // The nodes of the assignment's (immutable) source version come from the cache; the
-        // scene is checked against the row the write is decided on, so a turn reads the
-        // assignment once.
-        let nodes = self.nodes(source.0, source.1, held.as_mut()).await?;
+        let nodes = self.nodes(source.0, source.1, held).await?;
         let hash = args.normalized_hash();
         let ids: Vec<Uuid> = args
             .consequences
@@ -323,22 +329,56 @@ impl PlayService {
             .map(|_| self.random.uuid())
             .collect();
         let now = self.clock.now_millis();
-        let operation_id = args.operation_id;
+        Ok(Turn {
+            assignment_id,
+            operation_id: args.operation_id,
+            decide: Box::new(move |state| {
+                let a = state.assignment;
+                let scene_ok = (a.scenario_id, a.source_version) == source
+                    && play::is_playable_scene(a, &nodes, &args.current_scene);
+                play::decide_turn(state, &args, &hash, scene_ok, &ids, now)
+            }),
+        })
+    }
+
+    /// `commit_play_turn`, second half: applies `turn` atomically and idempotently on `held`
+    /// (the connection the token was checked on) or the pool; `checked_version` is the
+    /// version that check read ([`Play::apply_held`]).
+    pub async fn commit_turn(
+        &self,
+        turn: Turn,
+        held: Option<Held>,
+        checked_version: Option<i64>,
+    ) -> Result<Applied, ServiceError> {
         Ok(self
             .store
             .apply_held(
                 held,
                 checked_version,
-                assignment_id,
-                operation_id,
+                turn.assignment_id,
+                turn.operation_id,
                 Load::NOTHING,
-                Box::new(move |state| {
-                    let a = state.assignment;
-                    let scene_ok = (a.scenario_id, a.source_version) == source
-                        && play::is_playable_scene(a, &nodes, &args.current_scene);
-                    play::decide_turn(state, &args, &hash, scene_ok, &ids, now)
-                }),
+                turn.decide,
             )
+            .await?)
+    }
+
+    /// `turn` committed in one statement that also confirms the play token of `digest` (live
+    /// now), when this instance keeps the assignment's newest row; `None` when nothing was
+    /// written ([`Play::commit_unchecked`]): the caller checks the token, then
+    /// [`PlayService::commit_turn`].
+    pub async fn commit_unchecked(
+        &self,
+        turn: &Turn,
+        digest: &str,
+    ) -> Result<Option<Receipt>, ServiceError> {
+        let live = LiveToken {
+            digest,
+            now: self.clock.now_millis(),
+        };
+        Ok(self
+            .store
+            .commit_unchecked(live, turn.assignment_id, &turn.decide)
             .await?)
     }
 

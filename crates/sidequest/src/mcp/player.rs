@@ -13,8 +13,10 @@ use mcp_door::{
     Violation,
 };
 use serde_json::{Map, Value, json};
+use tokio::sync::OnceCell;
 use uuid::Uuid;
 
+use crate::domain::PlayTokenGrant;
 use crate::domain::play::{FinishArgs, TurnArgs, limits};
 use crate::domain::time::iso8601;
 use crate::domain::{JournalEvent, Language, token};
@@ -25,23 +27,165 @@ use crate::mcp::schema;
 use crate::service::{
     JournalPage, MemorySearch, PlayContext, PlayService, ServiceError, receipt_result,
 };
-use crate::store::Held;
+use crate::store::{Applied, Held};
 
 /// The principal kind of a play token.
 pub const PLAYER_KIND: &str = "player";
 
-/// What a play token grants: one assignment, for its player.
-#[derive(Debug, Clone)]
+/// What a play token grants: one assignment, for its player. The facts here never change for
+/// a token (its assignment, and that assignment's player, language and source); whether the
+/// token is still live, and the assignment's version, are its [`Checked`] check's.
 pub struct PlayGrant {
     pub assignment_id: Uuid,
     pub player_id: Uuid,
     pub language: Language,
     /// The scenario and source version the assignment plays.
     pub source: (Uuid, i64),
-    /// The assignment's version when the token was checked (the same statement).
+    /// The token's digest, which a turn's write checks again ([`PlayService::commit_unchecked`]).
+    digest: String,
+    /// The token check: made with the grant when this instance had not seen the token live
+    /// before, else made by the first statement that needs it (see [`PlayTokens`]).
+    check: OnceCell<Result<Checked, AuthError>>,
+    tokens: Arc<PlayTokens>,
+}
+
+/// A play-token check that passed: the assignment's version it read (in the same statement)
+/// and the connection it ran on.
+#[derive(Debug, Clone)]
+pub struct Checked {
     pub version: i64,
     /// The connection the token was checked on, for the tool's own statements.
     pub lease: Lease,
+}
+
+impl PlayGrant {
+    /// The token check's outcome, made now if it was deferred: once per request, the same
+    /// answer each time.
+    pub async fn checked(&self) -> Result<&Checked, AuthError> {
+        self.check
+            .get_or_init(|| async {
+                let (grant, held) = self.tokens.check(&self.digest).await?;
+                Ok(Checked {
+                    version: grant.version,
+                    lease: Lease::new(held),
+                })
+            })
+            .await
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Whether the token check is made (by the authentication, a statement or a write).
+    pub fn is_checked(&self) -> bool {
+        self.check.initialized()
+    }
+
+    /// Records that a turn's write confirmed the token in its own guard, at `version`.
+    fn confirmed_by_write(&self, version: i64) {
+        // Only a grant not checked yet writes this way, and a request runs one tool.
+        let _ = self.check.set(Ok(Checked {
+            version,
+            lease: Lease::default(),
+        }));
+    }
+}
+
+/// Play-token checks, and the tokens this instance has seen live. A token seen live is
+/// authenticated provisionally by its next request: from the facts that never change for it,
+/// without a statement, and confirmed before that request gets any answer, by the statement
+/// of its tool (a read's token check, a turn's write) or by the door
+/// ([`mcp_door::Authenticator::confirm`]). A token is forgotten when a check refuses it, and
+/// one whose expiry has passed is checked as an unknown one is. Revocation and deactivation
+/// still take effect on the next request: every request's answer waits for a check of its own.
+pub struct PlayTokens {
+    service: Arc<PlayService>,
+    known: moka::sync::Cache<String, Known>,
+}
+
+/// How many tokens an instance remembers as seen live; one past it only costs a check at the
+/// next request's authentication.
+const KNOWN_TOKENS: u64 = 65_536;
+
+/// The facts of a token seen live that never change.
+#[derive(Debug, Clone)]
+struct Known {
+    assignment_id: Uuid,
+    player_id: Uuid,
+    language: Language,
+    source: (Uuid, i64),
+    expires_at: i64,
+}
+
+impl Known {
+    fn of(grant: &PlayTokenGrant) -> Self {
+        Self {
+            assignment_id: grant.assignment_id,
+            player_id: grant.player_id,
+            language: grant.language,
+            source: (grant.scenario_id, grant.source_version),
+            expires_at: grant.expires_at,
+        }
+    }
+}
+
+impl PlayTokens {
+    pub fn new(service: Arc<PlayService>) -> Arc<Self> {
+        Arc::new(Self {
+            service,
+            known: moka::sync::Cache::new(KNOWN_TOKENS),
+        })
+    }
+
+    /// The token check of `digest` (one statement: the token, its assignment's version, its
+    /// player and GM), on the connection it returns: remembered when it passes, forgotten when
+    /// it does not.
+    async fn check(&self, digest: &str) -> Result<(PlayTokenGrant, Option<Held>), AuthError> {
+        let lookup = self.service.store.play_token_held(digest).await;
+        let checked = door::found(
+            lookup.map(|(grant, held)| grant.map(|g| (g, held))),
+            "play token",
+        )
+        .and_then(|(grant, held)| {
+            door::live(
+                grant.revoked,
+                grant.expires_at,
+                self.service.clock.now_millis(),
+            )?;
+            if !grant.player_active || !grant.gm_active {
+                return Err(AuthError::Invalid(InvalidReason::Inactive));
+            }
+            Ok((grant, held))
+        });
+        match &checked {
+            Ok((grant, _)) => self.known.insert(digest.to_owned(), Known::of(grant)),
+            Err(_) => self.known.invalidate(digest),
+        }
+        checked
+    }
+}
+
+/// The player door's principal for a token of `digest` with the facts `known`, and its check
+/// if it is made.
+fn play_principal(
+    tokens: &Arc<PlayTokens>,
+    digest: String,
+    known: Known,
+    checked: Option<Checked>,
+) -> Principal {
+    Principal::new(
+        PLAYER_KIND,
+        known.assignment_id.to_string(),
+        format!("play:{}", &digest[..32]),
+    )
+    .with_ext(PlayGrant {
+        assignment_id: known.assignment_id,
+        player_id: known.player_id,
+        language: known.language,
+        source: known.source,
+        digest,
+        check: OnceCell::new_with(checked.map(Ok)),
+        tokens: Arc::clone(tokens),
+    })
 }
 
 /// The pooled connection a request checked its play token on, handed to the tool it calls
@@ -86,9 +230,11 @@ pub fn play_realm() -> BearerRealm {
     )
 }
 
-/// Accepts only live play tokens of active players and GMs.
+/// Accepts only live play tokens of active players and GMs: checked with a statement, or for
+/// a token this instance has seen live, provisionally and confirmed before the answer (see
+/// [`PlayTokens`]).
 pub struct PlayAuthenticator {
-    pub service: Arc<PlayService>,
+    pub tokens: Arc<PlayTokens>,
     /// The 401's wording ([`play_realm`]).
     pub realm: BearerRealm,
 }
@@ -97,32 +243,29 @@ pub struct PlayAuthenticator {
 impl Authenticator for PlayAuthenticator {
     async fn authenticate(&self, request: &AuthRequest<'_>) -> Result<Principal, AuthError> {
         let digest = door::presented_digest(request, token::is_play_token)?;
-        let lookup = self.service.store.play_token_held(&digest).await;
-        let (grant, held) = door::found(
-            lookup.map(|(grant, held)| grant.map(|g| (g, held))),
-            "play token",
-        )?;
-        door::live(
-            grant.revoked,
-            grant.expires_at,
-            self.service.clock.now_millis(),
-        )?;
-        if !grant.player_active || !grant.gm_active {
-            return Err(AuthError::Invalid(InvalidReason::Inactive));
+        let now = self.tokens.service.clock.now_millis();
+        if let Some(known) = self
+            .tokens
+            .known
+            .get(&digest)
+            .filter(|k| k.expires_at > now)
+        {
+            return Ok(play_principal(&self.tokens, digest, known, None));
         }
-        Ok(Principal::new(
-            PLAYER_KIND,
-            grant.assignment_id.to_string(),
-            format!("play:{}", &digest[..32]),
-        )
-        .with_ext(PlayGrant {
-            assignment_id: grant.assignment_id,
-            player_id: grant.player_id,
-            language: grant.language,
-            source: (grant.scenario_id, grant.source_version),
+        let (grant, held) = self.tokens.check(&digest).await?;
+        let known = Known::of(&grant);
+        let checked = Checked {
             version: grant.version,
             lease: Lease::new(held),
-        }))
+        };
+        Ok(play_principal(&self.tokens, digest, known, Some(checked)))
+    }
+
+    async fn confirm(&self, principal: &Principal) -> Result<(), AuthError> {
+        match principal.ext::<PlayGrant>() {
+            Some(grant) => grant.checked().await.map(|_| ()),
+            None => Ok(()),
+        }
     }
 
     fn challenge(&self, error: &AuthError) -> String {
@@ -193,10 +336,11 @@ where
     Fut: std::future::Future<Output = Result<T, ServiceError>>,
 {
     let grant = play_grant(ctx)?;
-    let held = grant.lease.take();
+    let checked = grant.checked().await.map_err(unconfirmed)?;
+    let held = checked.lease.take();
     let key = ReadKey {
         assignment: grant.assignment_id,
-        version: grant.version,
+        version: checked.version,
         read,
     };
     if let Some(kept) = cache.get(&key) {
@@ -299,6 +443,12 @@ fn search_json(found: MemorySearch) -> Value {
     })
 }
 
+/// A tool whose caller's token check refused it: the door confirms the caller before it
+/// answers and sends that refusal (401) instead, so this is never what the client sees.
+fn unconfirmed(e: AuthError) -> ToolFailure {
+    ToolFailure::Unavailable(format!("play token refused before the answer: {e}"))
+}
+
 fn play_grant(ctx: &CallContext) -> Result<&PlayGrant, ToolFailure> {
     ctx.principal
         .ext::<PlayGrant>()
@@ -323,6 +473,48 @@ fn annotations(read_only: bool, idempotent: bool) -> ToolAnnotations {
     a.idempotent_hint = Some(idempotent);
     a.open_world_hint = Some(false);
     a
+}
+
+/// `commit_play_turn`. A caller whose token is not checked yet (seen live before) gets its turn
+/// decided on the newest row this instance wrote and written in one statement whose guard
+/// also checks the token ([`PlayService::commit_unchecked`]): a commit confirms the caller.
+/// Otherwise (no row kept, a refusal, a guard that failed, a store failure) the token is
+/// checked, and the turn applied the usual way on that check's connection and version. A
+/// token the check refuses gets the door's 401, never this answer.
+async fn commit(
+    s: &PlayService,
+    ctx: &CallContext,
+    args: Map<String, Value>,
+) -> Result<CallOutcome, ToolFailure> {
+    let grant = play_grant(ctx)?;
+    let args = match parse::<TurnArgs>(args) {
+        Ok(a) => a,
+        Err(e) => return render(Err(e), receipt_result),
+    };
+    let deferred = !grant.is_checked();
+    let mut held = match deferred {
+        true => None,
+        false => grant.checked().await.map_err(unconfirmed)?.lease.take(),
+    };
+    let turn = match s
+        .prepare_turn(grant.assignment_id, grant.source, args, held.as_mut())
+        .await
+    {
+        Ok(turn) => turn,
+        Err(e) => return render(Err(e), receipt_result),
+    };
+    if deferred && let Ok(Some(receipt)) = s.commit_unchecked(&turn, &grant.digest).await {
+        grant.confirmed_by_write(receipt.version);
+        return render(Ok(Applied::Committed(receipt)), receipt_result);
+    }
+    let checked = grant.checked().await.map_err(unconfirmed)?;
+    if deferred {
+        held = checked.lease.take();
+    }
+    render(
+        s.commit_turn(turn, held, Some(checked.version)).await,
+        receipt_result,
+    )
 }
 
 /// The five player tools; the reads' answers are kept in `cache`.
@@ -458,21 +650,12 @@ operation; an identical retry returns the original receipt with replayed: true."
         }),
         move |ctx, args| {
             let s = Arc::clone(&s);
-            async move {
-                let grant = play_grant(&ctx)?;
-                let (id, source, held) = (grant.assignment_id, grant.source, grant.lease.take());
-                match parse::<TurnArgs>(args) {
-                    Ok(a) => render(
-                        s.commit_turn(id, source, a, held, Some(grant.version)).await,
-                        receipt_result,
-                    ),
-                    Err(e) => render(Err(e), receipt_result),
-                }
-            }
+            async move { commit(&s, &ctx, args).await }
         },
     )
     .with_output_schema(schema::turn_receipt())
-    .with_annotations(annotations(false, true));
+    .with_annotations(annotations(false, true))
+    .confirming_caller();
 
     let s = Arc::clone(&service);
     let finish = ToolDecl::new_with_outcome(
@@ -494,7 +677,8 @@ there is no reopen. An identical retry returns the original receipt with replaye
             let s = Arc::clone(&s);
             async move {
                 let grant = play_grant(&ctx)?;
-                let (id, held) = (grant.assignment_id, grant.lease.take());
+                let checked = grant.checked().await.map_err(unconfirmed)?;
+                let (id, held) = (grant.assignment_id, checked.lease.take());
                 match parse::<FinishArgs>(args) {
                     Ok(a) => render(s.finish(id, a, held).await, receipt_result),
                     Err(e) => render(Err(e), receipt_result),

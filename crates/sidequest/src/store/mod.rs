@@ -20,7 +20,9 @@ pub use accounts::{
     SessionRecord,
 };
 pub use assignments::{Assignments, CreateOutcome};
-pub use play::{Applied, ApplyError, ContextSnapshot, Decide, JournalSnapshot, Load, Play};
+pub use play::{
+    Applied, ApplyError, ContextSnapshot, Decide, JournalSnapshot, LiveToken, Load, Play,
+};
 pub use scenarios::{NewScenario, Scenarios};
 pub use sql::{Lifecycle, SqlStore, StoreError};
 pub use states::DEFAULT_STATE_CACHE_BYTES;

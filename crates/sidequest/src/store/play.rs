@@ -69,7 +69,8 @@ impl<'a> Load<'a> {
 
 /// The rule the store runs on the state it read; pure, no I/O. It runs again on the state read
 /// afresh when another operation changed the assignment between the read and the write.
-pub type Decide = Box<dyn for<'a> Fn(OperationState<'a>) -> Result<Decision, DomainError> + Send>;
+pub type Decide =
+    Box<dyn for<'a> Fn(OperationState<'a>) -> Result<Decision, DomainError> + Send + Sync>;
 
 /// What [`Play::apply`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -203,6 +204,25 @@ pub trait Play: Send + Sync {
         load: Load<'_>,
         decide: Decide,
     ) -> Result<Applied, ApplyError>;
+    /// A turn whose play token no statement has checked yet: decided on the newest row this
+    /// instance wrote for the assignment, and written in one statement under
+    /// [`Play::apply_held`]'s guard and the token's liveness (`live`), which also confirms the
+    /// token. `None`: nothing was written, because no row is kept, the rule refused on the
+    /// kept row, or the guard failed (the version moved, the operation id was used, or the
+    /// token is no longer live). The caller then checks the token and applies the usual way.
+    async fn commit_unchecked(
+        &self,
+        live: LiveToken<'_>,
+        assignment_id: Uuid,
+        decide: &Decide,
+    ) -> Result<Option<Receipt>, StoreError>;
+}
+
+/// A play token a write confirms in its own guard: its digest, live at `now`.
+#[derive(Debug, Clone, Copy)]
+pub struct LiveToken<'a> {
+    pub digest: &'a str,
+    pub now: i64,
 }
 
 /// The assignment row (the assignments area reads it too).
@@ -628,7 +648,7 @@ impl Play for SqlStore {
                 pending: None,
             });
             if let Ok(Decision::Write(plan)) = decision
-                && write_plan(&mut conn, &kept, &plan).await?
+                && write_plan(&mut conn, &kept, &plan, None).await?
             {
                 self.states.keep(Arc::new(plan.applied_to(&kept)));
                 return Ok(Applied::Committed(plan.receipt));
@@ -646,7 +666,7 @@ impl Play for SqlStore {
                 Decision::Replay(receipt) => return Ok(Applied::Replayed(receipt)),
                 Decision::Write(plan) => plan,
             };
-            if write_plan(&mut conn, &state.assignment, &plan).await? {
+            if write_plan(&mut conn, &state.assignment, &plan, None).await? {
                 self.states
                     .keep(Arc::new(plan.applied_to(&state.assignment)));
                 return Ok(Applied::Committed(plan.receipt));
@@ -658,6 +678,32 @@ impl Play for SqlStore {
             "the assignment kept changing during the operation; try again".into(),
         )
         .into())
+    }
+
+    async fn commit_unchecked(
+        &self,
+        live: LiveToken<'_>,
+        assignment_id: Uuid,
+        decide: &Decide,
+    ) -> Result<Option<Receipt>, StoreError> {
+        let Some(kept) = self.states.newest(assignment_id) else {
+            return Ok(None);
+        };
+        let decision = decide(OperationState {
+            assignment: &kept,
+            receipt: None,
+            consequences: &[],
+            pending: None,
+        });
+        let Ok(Decision::Write(plan)) = decision else {
+            return Ok(None);
+        };
+        let mut conn = self.db.acquire().await?;
+        if !write_plan(&mut conn, &kept, &plan, Some(live)).await? {
+            return Ok(None);
+        }
+        self.states.keep(Arc::new(plan.applied_to(&kept)));
+        Ok(Some(plan.receipt))
     }
 }
 
@@ -756,18 +802,35 @@ async fn write_plan(
     conn: &mut Conn,
     before: &Assignment,
     plan: &WritePlan,
+    live: Option<LiveToken<'_>>,
 ) -> Result<bool, StoreError> {
     // The guard and every write of the plan in one call: on PostgreSQL one statement (a round
     // trip, no transaction around it), each write a data-modifying query of it. None reads
     // what another writes: a turn inserts consequences and a review decides existing ones
     // (never both), and a review lists each consequence once. Inserts take their row from a
     // `SELECT`, so that the guard can condition them (see `sqlkit::Conn::write_guarded`).
-    let guard = sql(
-        "UPDATE assignments SET version = $1, status = $2, memory = $3, \
+    macro_rules! guard {
+        () => {
+            "UPDATE assignments SET version = $1, status = $2, memory = $3, \
              current_scene = $4, summary = $5, updated_at = $6 \
              WHERE id = $7 AND version = $8 AND NOT EXISTS (SELECT 1 FROM receipts \
-             WHERE assignment_id = $9 AND operation_id = $10)",
-    )
+             WHERE assignment_id = $9 AND operation_id = $10)"
+        };
+    }
+    // With a play token to confirm, the guard also holds only while the token is live: the
+    // play-token check of `PLAY_TOKEN` and `PlayAuthenticator` (its digest, not revoked, not
+    // expired at `$12`, the player and the GM active), read in the row lock's statement.
+    let guard = match live {
+        None => sql(guard!()),
+        Some(_) => sql(concat!(
+            guard!(),
+            " AND EXISTS (SELECT 1 FROM play_tokens t \
+             JOIN users p ON p.id = assignments.player_id \
+             JOIN users g ON g.id = assignments.gm_id \
+             WHERE t.digest = $11 AND t.assignment_id = assignments.id \
+             AND t.revoked_at IS NULL AND t.expires_at > $12 AND p.active AND g.active)"
+        )),
+    }
     .bind(plan.version)
     .bind(plan.status.as_str())
     .bind(&plan.memory)
@@ -778,6 +841,10 @@ async fn write_plan(
     .bind(before.version)
     .bind(before.id)
     .bind(plan.receipt.operation_id);
+    let guard = match live {
+        None => guard,
+        Some(live) => guard.bind(live.digest).bind(live.now),
+    };
     // the events, the consequences' one INSERT, the decisions and the receipt
     let mut writes: Vec<Statement> =
         Vec::with_capacity(plan.events.len() + 1 + plan.decisions.len() + 1);

@@ -41,6 +41,11 @@ impl States {
         self.0.get(&assignment).filter(|row| row.version == version)
     }
 
+    /// The newest row of `assignment` this instance wrote, whatever its version.
+    pub(super) fn newest(&self, assignment: Uuid) -> Option<Arc<Assignment>> {
+        self.0.get(&assignment)
+    }
+
     /// Keeps `row` as its assignment's newest known row. Two requests of one assignment may
     /// keep rows out of order; an older one only costs the next operation a read.
     pub(super) fn keep(&self, row: Arc<Assignment>) {

@@ -9,6 +9,7 @@ mod author;
 mod backup;
 mod cluster;
 mod crash;
+mod deferred;
 mod edge;
 mod login_memory;
 mod metrics;
