@@ -1,6 +1,8 @@
 //! Principals and authentication: who is calling, decided from the headers alone before any
 //! body byte is read. Products implement [`Authenticator`]; the door maps [`AuthError`] to
-//! HTTP 401/403/503 with a `WWW-Authenticate` challenge.
+//! HTTP 401/403/503 with a `WWW-Authenticate` challenge. A product may answer a credential it
+//! saw live before provisionally and confirm it later ([`Authenticator::confirm`]): the door
+//! then confirms before anything runs for the caller and before anything is answered.
 
 use std::any::Any;
 use std::net::IpAddr;

@@ -1,7 +1,8 @@
-//! The player door `POST /play/mcp`: play-token authentication, the five player tools, how
-//! their answers render as JSON (the reads' kept per version in [`ReadCache`]) and how their
-//! failures read (`<status>: <message>` tool results). What each tool does is the play
-//! service's.
+//! The player door `POST /play/mcp`: play-token authentication (checked by a statement, or for
+//! a token seen live, provisionally and confirmed by the request's own statement: see
+//! [`PlayTokens`]), the five player tools, how their answers render as JSON (the reads' kept
+//! per version in [`ReadCache`]) and how their failures read (`<status>: <message>` tool
+//! results). What each tool does is the play service's.
 
 use std::sync::{Arc, Mutex};
 
@@ -137,8 +138,9 @@ impl PlayTokens {
     }
 
     /// The token check of `digest` (one statement: the token, its assignment's version, its
-    /// player and GM), on the connection it returns: remembered when it passes, forgotten when
-    /// it does not.
+    /// player and GM), on the connection it returns; a token it refuses is forgotten. (The
+    /// authentication remembers one it passes: a check that confirms a provisional grant
+    /// finds it remembered already.)
     async fn check(&self, digest: &str) -> Result<(PlayTokenGrant, Option<Held>), AuthError> {
         let lookup = self.service.store.play_token_held(digest).await;
         let checked = door::found(
@@ -156,9 +158,8 @@ impl PlayTokens {
             }
             Ok((grant, held))
         });
-        match &checked {
-            Ok((grant, _)) => self.known.insert(digest.to_owned(), Known::of(grant)),
-            Err(_) => self.known.invalidate(digest),
+        if checked.is_err() {
+            self.known.invalidate(digest);
         }
         checked
     }
@@ -191,8 +192,9 @@ fn play_principal(
 /// The pooled connection a request checked its play token on, handed to the tool it calls
 /// (taken once) so that its statements run on it instead of a second connection (none when the
 /// check was read in place, on SQLite). Whatever is not taken goes back to the pool when the
-/// request ends. It is held while the body is read, which the door bounds by its receive
-/// timeout and the token's concurrency limit.
+/// request ends. When the token was checked at authentication (its first request on this
+/// instance) it is held while the body is read, which the door bounds by its receive timeout
+/// and the token's concurrency limit; a provisional token's check comes after the body.
 #[derive(Clone, Default)]
 pub struct Lease(Arc<Mutex<Option<Held>>>);
 
@@ -254,6 +256,7 @@ impl Authenticator for PlayAuthenticator {
         }
         let (grant, held) = self.tokens.check(&digest).await?;
         let known = Known::of(&grant);
+        self.tokens.known.insert(digest.clone(), known.clone());
         let checked = Checked {
             version: grant.version,
             lease: Lease::new(held),
@@ -507,7 +510,10 @@ async fn commit(
         grant.confirmed_by_write(receipt.version);
         return render(Ok(Applied::Committed(receipt)), receipt_result);
     }
-    let checked = grant.checked().await.map_err(unconfirmed)?;
+    let Ok(checked) = grant.checked().await else {
+        // The door answers this caller's refusal (401) in place of any answer of ours.
+        return Ok(door::domain_error_result(401, "play token refused"));
+    };
     if deferred {
         held = checked.lease.take();
     }
