@@ -5,7 +5,6 @@
 
 use axum::http::{HeaderMap, header};
 use mcp_door::{AuthRequest, Authenticator};
-use serde_json::{Value, json};
 use sidequest::demo::DemoCreated;
 use sidequest::domain::play::TurnArgs;
 use sidequest::domain::token;
@@ -13,14 +12,8 @@ use sidequest::mcp::player::{PlayAuthenticator, PlayGrant, PlayTokens, play_real
 use sidequest::service::Turn;
 use uuid::Uuid;
 
+use crate::read_cache::turn;
 use crate::support::{self, Server};
-
-fn turn(version: i64, text: &str) -> Value {
-    json!({"operation_id": Uuid::new_v4().to_string(), "expected_version": version,
-        "player_action": format!("act {text}"), "narration": format!("narrate {text}"),
-        "memory_markdown": format!("memory {text}"), "current_scene": "harbor",
-        "consequences": [{"category": "discovery", "description": format!("found {text}")}]})
-}
 
 struct Play {
     server: Server,

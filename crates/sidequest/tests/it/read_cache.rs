@@ -152,7 +152,8 @@ impl Pair {
     }
 }
 
-fn turn(version: i64, text: &str) -> Value {
+/// A turn at `version` whose texts all carry `text`, with one consequence.
+pub(crate) fn turn(version: i64, text: &str) -> Value {
     json!({"operation_id": Uuid::new_v4().to_string(), "expected_version": version,
         "player_action": format!("act {text}"), "narration": format!("narrate {text}"),
         "memory_markdown": format!("memory {text}"), "current_scene": "harbor",
