@@ -1,6 +1,7 @@
 //! The door: `(path, Authenticator, Catalog, Admission, Presenter)` turned into an axum
 //! `Router` that runs the request path of ARCHITECTURE.md in order — pre-auth gate,
-//! authentication (headers only), admission, body (time and size), framing, dispatch.
+//! authentication (headers only), admission, body (time and size), framing, dispatch; a
+//! principal answered provisionally is confirmed after framing and again before the answer.
 //! Every POST stands alone (stateless Streamable HTTP, no session id): one JSON body, or for a
 //! tool call that reports progress to a client that asked for it, one event stream.
 
@@ -388,7 +389,8 @@ async fn process(
         Ok(p) => p,
         Err(e) => return (inner.refuse(&e), None),
     };
-    // 2. authenticate from the headers alone
+    // 2. authenticate from the headers alone (a provisional principal is confirmed after
+    // framing and before the answer: `Authenticator::confirm`)
     let peer = parts
         .extensions
         .get::<ConnectInfo<SocketAddr>>()
