@@ -12,6 +12,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::clock::Clock;
 
+/// The refusal reason of a credential at its concurrency limit.
+const CREDENTIAL_CONCURRENCY: &str = "per-token concurrency exceeded";
+
 /// The per-credential and global limits. Configuration, not constants.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
@@ -184,7 +187,7 @@ impl Admission for LocalAdmission {
         }
         if entry.in_flight >= self.limits.credential_concurrency {
             return Err(AdmissionError::Limited {
-                reason: "per-token concurrency exceeded",
+                reason: CREDENTIAL_CONCURRENCY,
                 retry_after_secs: 1,
             });
         }
@@ -249,14 +252,18 @@ const REDIS_TIMEOUT: Duration = Duration::from_secs(2);
 /// (a cut, a black hole, a restart), with a backoff from 100 ms up to 2 s, for as long as the
 /// lease would live: a release lost to a fault would otherwise hold the slot until its lease
 /// ends, and a lease taken by a script whose answer was lost would lock the credential out.
+/// The release is counted in `releasing` from this call until Redis acknowledges it (or it is
+/// given up).
 fn release_lease(
     mut conn: redis::aio::ConnectionManager,
+    releasing: Arc<Releasing>,
     cred_key: String,
     global_key: String,
     lease_id: String,
     lease: Duration,
 ) {
     if let Ok(handle) = tokio::runtime::Handle::try_current() {
+        releasing.begin(&cred_key);
         handle.spawn(async move {
             let until = tokio::time::Instant::now() + lease;
             let mut backoff = Duration::from_millis(100);
@@ -269,12 +276,77 @@ fn release_lease(
                     .query_async(&mut conn)
                     .await;
                 if released.is_ok() || tokio::time::Instant::now() + backoff > until {
+                    releasing.end(&cred_key);
                     return;
                 }
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(2));
             }
         });
+    }
+}
+
+/// The lease releases this instance has begun and Redis has not acknowledged yet, per
+/// credential key. A permit is released when its response is complete, but Redis hears of it a
+/// round trip later: a client that sends its next requests as soon as it has read an answer
+/// could find its own finished request still counted. A request refused for the credential's
+/// concurrency while one of its releases is pending here waits for them, then asks once more
+/// (as does one whose refusal raced a release that landed meanwhile).
+#[derive(Debug, Default)]
+struct Releasing(
+    Mutex<HashMap<String, (usize, Arc<tokio::sync::Notify>)>>,
+    /// Releases acknowledged so far, of any credential: a refusal that raced one (the script
+    /// counted the lease, then the release landed) asks once more too.
+    std::sync::atomic::AtomicU64,
+);
+
+impl Releasing {
+    fn ended(&self) -> u64 {
+        self.1.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn begin(&self, key: &str) {
+        if let Ok(mut pending) = self.0.lock() {
+            pending.entry(key.to_owned()).or_default().0 += 1;
+        }
+    }
+
+    fn end(&self, key: &str) {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let Ok(mut pending) = self.0.lock() else {
+            return;
+        };
+        if let Some((count, done)) = pending.get_mut(key) {
+            *count -= 1;
+            if *count == 0 {
+                done.notify_waiters();
+                pending.remove(key);
+            }
+        }
+    }
+
+    /// Waits, at most `limit`, until no release of `key` is pending; whether one was.
+    async fn settled(&self, key: &str, limit: Duration) -> bool {
+        let done = match self.0.lock() {
+            Ok(pending) => match pending.get(key) {
+                Some((_, done)) => Arc::clone(done),
+                None => return false,
+            },
+            Err(_) => return false,
+        };
+        let notified = done.notified();
+        tokio::pin!(notified);
+        // Registered before the count is looked at again, so an `end` in between wakes it.
+        notified.as_mut().enable();
+        let still = self
+            .0
+            .lock()
+            .map(|pending| pending.contains_key(key))
+            .unwrap_or(false);
+        if still {
+            let _ = tokio::time::timeout(limit, notified).await;
+        }
+        true
     }
 }
 
@@ -285,6 +357,7 @@ pub struct RedisAdmission {
     limits: Limits,
     prefix: String,
     script: Arc<redis::Script>,
+    releasing: Arc<Releasing>,
 }
 
 impl RedisAdmission {
@@ -309,6 +382,7 @@ impl RedisAdmission {
             limits,
             prefix: prefix.to_owned(),
             script: Arc::new(redis::Script::new(ADMIT_SCRIPT)),
+            releasing: Arc::default(),
         })
     }
 
@@ -324,6 +398,27 @@ impl RedisAdmission {
 #[async_trait]
 impl Admission for RedisAdmission {
     async fn admit(&self, credential: &str) -> Result<Permit, AdmissionError> {
+        let ended = self.releasing.ended();
+        match self.try_admit(credential).await {
+            Err(AdmissionError::Limited {
+                reason: CREDENTIAL_CONCURRENCY,
+                ..
+            }) if self
+                .releasing
+                .settled(&self.keys(credential)[1], REDIS_TIMEOUT)
+                .await
+                || self.releasing.ended() != ended =>
+            {
+                self.try_admit(credential).await
+            }
+            answer => answer,
+        }
+    }
+}
+
+impl RedisAdmission {
+    /// One admission script run: the rate, then both concurrency limits, in one atomic step.
+    async fn try_admit(&self, credential: &str) -> Result<Permit, AdmissionError> {
         let keys = self.keys(credential);
         let lease_id = uuid::Uuid::new_v4().simple().to_string();
         let mut conn = self.conn.clone();
@@ -347,7 +442,15 @@ impl Admission for RedisAdmission {
                 // Unanswered is not undone: the script may still run (a partition that heals
                 // delivers it) and take a lease no one would release until it expires,
                 // locking the credential out. The release queued behind it removes it.
-                release_lease(conn, cred_key, global_key, lease_id, self.limits.lease);
+                let releasing = Arc::clone(&self.releasing);
+                release_lease(
+                    conn,
+                    releasing,
+                    cred_key,
+                    global_key,
+                    lease_id,
+                    self.limits.lease,
+                );
                 return Err(AdmissionError::Unavailable(e.to_string()));
             }
         };
@@ -361,7 +464,7 @@ impl Admission for RedisAdmission {
             }
             2 => {
                 return Err(AdmissionError::Limited {
-                    reason: "per-token concurrency exceeded",
+                    reason: CREDENTIAL_CONCURRENCY,
                     retry_after_secs: 1,
                 });
             }
@@ -372,9 +475,9 @@ impl Admission for RedisAdmission {
                 });
             }
         }
-        let lease = self.limits.lease;
+        let (lease, releasing) = (self.limits.lease, Arc::clone(&self.releasing));
         Ok(Permit::new(move || {
-            release_lease(conn, cred_key, global_key, lease_id, lease)
+            release_lease(conn, releasing, cred_key, global_key, lease_id, lease)
         }))
     }
 }
@@ -393,6 +496,27 @@ mod tests {
             ..Limits::default()
         };
         (LocalAdmission::new(limits, Arc::new(clock.clone())), clock)
+    }
+
+    #[tokio::test]
+    async fn a_pending_release_is_waited_for_and_none_is_not() {
+        let releasing = Arc::new(Releasing::default());
+        assert!(!releasing.settled("k", Duration::from_secs(5)).await);
+        releasing.begin("k");
+        releasing.begin("k");
+        let ending = Arc::clone(&releasing);
+        let ends = tokio::spawn(async move {
+            ending.end("k");
+            tokio::task::yield_now().await;
+            ending.end("k");
+        });
+        assert!(releasing.settled("k", Duration::from_secs(5)).await);
+        ends.await.unwrap();
+        assert!(!releasing.settled("k", Duration::from_secs(5)).await);
+        assert!(
+            releasing.0.lock().unwrap().is_empty(),
+            "nothing is kept once settled"
+        );
     }
 
     #[tokio::test]

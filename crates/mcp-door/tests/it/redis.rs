@@ -132,6 +132,33 @@ async fn concurrency_is_shared_across_instances_and_freed_on_drop() {
     );
 }
 
+/// A client that sends its next requests the moment it has an answer finds its finished
+/// request's slot free on that instance, though Redis hears of the release a round trip later:
+/// the admission waits for its own pending releases of the credential before refusing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slot_released_on_this_instance_is_free_for_the_next_request_at_once() {
+    let Some(url) =
+        redis_url("a_slot_released_on_this_instance_is_free_for_the_next_request_at_once")
+    else {
+        return;
+    };
+    let (a, _) = pair(&url, limits(10_000, 2, 100)).await;
+    for _ in 0..20 {
+        let first = a.admit("seq").await.unwrap();
+        let second = a.admit("seq").await.unwrap();
+        // both answers sent: the next two come at once
+        drop(first);
+        drop(second);
+        let (third, fourth) = tokio::join!(a.admit("seq"), a.admit("seq"));
+        let (_third, _fourth) = (third.unwrap(), fourth.unwrap());
+        // the limit still holds while they are in flight
+        assert_eq!(
+            limited(a.admit("seq").await),
+            ("per-token concurrency exceeded", 1)
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_closed_port_is_unavailable() {
     // needs no Redis server, so it always runs
