@@ -454,10 +454,7 @@ fn confirmed_by_handler(inner: &Inner, message: &Message) -> bool {
             .and_then(Value::as_str)
             .and_then(|name| inner.catalog.get(name))
             .is_some_and(|decl| decl.confirms_caller)
-        && params
-            .get("_meta")
-            .and_then(|m| m.get("progressToken"))
-            .is_none()
+        && matches!(crate::progress::token(params), Ok(None))
 }
 
 /// The answer to a request whose credential was refused (`authenticate` or `confirm`).

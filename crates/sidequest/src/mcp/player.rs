@@ -33,15 +33,11 @@ use crate::store::{Applied, Held};
 /// The principal kind of a play token.
 pub const PLAYER_KIND: &str = "player";
 
-/// What a play token grants: one assignment, for its player. The facts here never change for
-/// a token (its assignment, and that assignment's player, language and source); whether the
-/// token is still live, and the assignment's version, are its [`Checked`] check's.
+/// What a play token grants: one assignment, for its player. Its [`TokenFacts`] never change
+/// for a token; whether the token is still live, and the assignment's version, are its
+/// [`Checked`] check's.
 pub struct PlayGrant {
-    pub assignment_id: Uuid,
-    pub player_id: Uuid,
-    pub language: Language,
-    /// The scenario and source version the assignment plays.
-    pub source: (Uuid, i64),
+    pub facts: TokenFacts,
     /// The token's digest, which a turn's write checks again ([`PlayService::commit_unchecked`]).
     digest: String,
     /// The token check: made with the grant when this instance had not seen the token live
@@ -100,24 +96,27 @@ impl PlayGrant {
 /// still take effect on the next request: every request's answer waits for a check of its own.
 pub struct PlayTokens {
     service: Arc<PlayService>,
-    known: moka::sync::Cache<String, Known>,
+    known: moka::sync::Cache<String, TokenFacts>,
 }
 
 /// How many tokens an instance remembers as seen live; one past it only costs a check at the
 /// next request's authentication.
 const KNOWN_TOKENS: u64 = 65_536;
 
-/// The facts of a token seen live that never change.
+/// What never changes for a play token: its assignment, that assignment's player, language and
+/// source (the only `UPDATE` of an assignment is play's, which sets none of them), and when the
+/// token expires.
 #[derive(Debug, Clone)]
-struct Known {
-    assignment_id: Uuid,
-    player_id: Uuid,
-    language: Language,
-    source: (Uuid, i64),
-    expires_at: i64,
+pub struct TokenFacts {
+    pub assignment_id: Uuid,
+    pub player_id: Uuid,
+    pub language: Language,
+    /// The scenario and source version the assignment plays.
+    pub source: (Uuid, i64),
+    pub expires_at: i64,
 }
 
-impl Known {
+impl TokenFacts {
     fn of(grant: &PlayTokenGrant) -> Self {
         Self {
             assignment_id: grant.assignment_id,
@@ -165,24 +164,21 @@ impl PlayTokens {
     }
 }
 
-/// The player door's principal for a token of `digest` with the facts `known`, and its check
-/// if it is made.
+/// The player door's principal for a token of `digest` with its `facts`, and its check if it
+/// is made.
 fn play_principal(
     tokens: &Arc<PlayTokens>,
     digest: String,
-    known: Known,
+    facts: TokenFacts,
     checked: Option<Checked>,
 ) -> Principal {
     Principal::new(
         PLAYER_KIND,
-        known.assignment_id.to_string(),
+        facts.assignment_id.to_string(),
         format!("play:{}", &digest[..32]),
     )
     .with_ext(PlayGrant {
-        assignment_id: known.assignment_id,
-        player_id: known.player_id,
-        language: known.language,
-        source: known.source,
+        facts,
         digest,
         check: OnceCell::new_with(checked.map(Ok)),
         tokens: Arc::clone(tokens),
@@ -255,7 +251,7 @@ impl Authenticator for PlayAuthenticator {
             return Ok(play_principal(&self.tokens, digest, known, None));
         }
         let (grant, held) = self.tokens.check(&digest).await?;
-        let known = Known::of(&grant);
+        let known = TokenFacts::of(&grant);
         self.tokens.known.insert(digest.clone(), known.clone());
         let checked = Checked {
             version: grant.version,
@@ -291,7 +287,7 @@ impl Presenter for PlayerPresenter {
     fn instructions(&self, principal: &Principal) -> Option<String> {
         let language = principal
             .ext::<PlayGrant>()
-            .map_or(Language::En, |g| g.language);
+            .map_or(Language::En, |g| g.facts.language);
         Some(format!(
             "{}{}",
             i18n::agent_contract(language),
@@ -339,17 +335,19 @@ where
     Fut: std::future::Future<Output = Result<T, ServiceError>>,
 {
     let grant = play_grant(ctx)?;
-    let checked = grant.checked().await.map_err(unconfirmed)?;
+    let Ok(checked) = grant.checked().await else {
+        return Ok(refused());
+    };
     let held = checked.lease.take();
     let key = ReadKey {
-        assignment: grant.assignment_id,
+        assignment: grant.facts.assignment_id,
         version: checked.version,
         read,
     };
     if let Some(kept) = cache.get(&key) {
         return Ok(CallOutcome::prepared(kept));
     }
-    match load(grant.assignment_id, held).await {
+    match load(grant.facts.assignment_id, held).await {
         Ok(answer) => {
             let version = version_of(&answer);
             let prepared = PreparedResult::new(&json(answer))
@@ -446,10 +444,10 @@ fn search_json(found: MemorySearch) -> Value {
     })
 }
 
-/// A tool whose caller's token check refused it: the door confirms the caller before it
-/// answers and sends that refusal (401) instead, so this is never what the client sees.
-fn unconfirmed(e: AuthError) -> ToolFailure {
-    ToolFailure::Unavailable(format!("play token refused before the answer: {e}"))
+/// What a tool answers when its caller's token check refuses it: never sent, since the door
+/// confirms the caller before it answers and sends that refusal (401) in its place.
+fn refused() -> CallOutcome {
+    door::domain_error_result(401, "play token refused")
 }
 
 fn play_grant(ctx: &CallContext) -> Result<&PlayGrant, ToolFailure> {
@@ -495,12 +493,20 @@ async fn commit(
         Err(e) => return render(Err(e), receipt_result),
     };
     let deferred = !grant.is_checked();
-    let mut held = match deferred {
-        true => None,
-        false => grant.checked().await.map_err(unconfirmed)?.lease.take(),
-    };
+    let mut held = None;
+    if !deferred {
+        let Ok(checked) = grant.checked().await else {
+            return Ok(refused());
+        };
+        held = checked.lease.take();
+    }
     let turn = match s
-        .prepare_turn(grant.assignment_id, grant.source, args, held.as_mut())
+        .prepare_turn(
+            grant.facts.assignment_id,
+            grant.facts.source,
+            args,
+            held.as_mut(),
+        )
         .await
     {
         Ok(turn) => turn,
@@ -511,8 +517,7 @@ async fn commit(
         return render(Ok(Applied::Committed(receipt)), receipt_result);
     }
     let Ok(checked) = grant.checked().await else {
-        // The door answers this caller's refusal (401) in place of any answer of ours.
-        return Ok(door::domain_error_result(401, "play token refused"));
+        return Ok(refused());
     };
     if deferred {
         held = checked.lease.take();
@@ -537,7 +542,7 @@ A read snapshot: another operation can make its version stale. Times are ISO 860
         move |ctx, _args| {
             let (s, c) = (Arc::clone(&s), c.clone());
             async move {
-                let source = play_grant(&ctx)?.source;
+                let source = play_grant(&ctx)?.facts.source;
                 cached_read(
                     &c,
                     &ctx,
@@ -683,8 +688,10 @@ there is no reopen. An identical retry returns the original receipt with replaye
             let s = Arc::clone(&s);
             async move {
                 let grant = play_grant(&ctx)?;
-                let checked = grant.checked().await.map_err(unconfirmed)?;
-                let (id, held) = (grant.assignment_id, checked.lease.take());
+                let Ok(checked) = grant.checked().await else {
+                    return Ok(refused());
+                };
+                let (id, held) = (grant.facts.assignment_id, checked.lease.take());
                 match parse::<FinishArgs>(args) {
                     Ok(a) => render(s.finish(id, a, held).await, receipt_result),
                     Err(e) => render(Err(e), receipt_result),

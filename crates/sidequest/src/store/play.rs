@@ -1,7 +1,8 @@
 //! The play area: the journal, consequences and receipts of an assignment, and
 //! [`Play::apply`], the one write path of a play operation (the state read — or, for a turn, the
-//! row kept for the version its token check read, see [`super::states`] — the domain's
-//! decision, the write guarded by that version) — the trait, its records and its SQL, with
+//! row kept for the version its token check read, or the newest row kept when its token is
+//! checked in the write itself, see [`super::states`] — the domain's decision, the write
+//! guarded by that version) — the trait, its records and its SQL, with
 //! the assignment row's columns (the play state every operation reads and writes), its lookup
 //! by id and the decoding of stored enums and JSON that the assignments area shares. The rules
 //! that decide are the domain's ([`crate::domain::play`]).
@@ -640,19 +641,10 @@ impl Play for SqlStore {
         let kept = checked_version
             .filter(|_| load.is_nothing())
             .and_then(|version| self.states.at(assignment_id, version));
-        if let Some(kept) = kept {
-            let decision = decide(OperationState {
-                assignment: &kept,
-                receipt: None,
-                consequences: &[],
-                pending: None,
-            });
-            if let Ok(Decision::Write(plan)) = decision
-                && write_plan(&mut conn, &kept, &plan, None).await?
-            {
-                self.states.keep(Arc::new(plan.applied_to(&kept)));
-                return Ok(Applied::Committed(plan.receipt));
-            }
+        if let Some(kept) = kept
+            && let Some(receipt) = self.commit_kept(&mut conn, &kept, &decide, None).await?
+        {
+            return Ok(Applied::Committed(receipt));
         }
         for _ in 0..WRITE_ATTEMPTS {
             let state = read_state(&mut conn, assignment_id, operation_id, load).await?;
@@ -689,8 +681,25 @@ impl Play for SqlStore {
         let Some(kept) = self.states.newest(assignment_id) else {
             return Ok(None);
         };
+        let mut conn = self.db.acquire().await?;
+        self.commit_kept(&mut conn, &kept, decide, Some(live)).await
+    }
+}
+
+impl SqlStore {
+    /// An operation decided on a row this instance `kept`, showing it no receipt: its plan
+    /// written under the guard (and `live`'s, if any) when the rule writes, the row it leaves
+    /// kept, and its receipt. `None` when the rule refuses (which may hide a replay of a receipt
+    /// the row does not show) or the guard writes nothing: the caller decides again on a read.
+    async fn commit_kept(
+        &self,
+        conn: &mut Conn,
+        kept: &Assignment,
+        decide: &Decide,
+        live: Option<LiveToken<'_>>,
+    ) -> Result<Option<Receipt>, StoreError> {
         let decision = decide(OperationState {
-            assignment: &kept,
+            assignment: kept,
             receipt: None,
             consequences: &[],
             pending: None,
@@ -698,11 +707,10 @@ impl Play for SqlStore {
         let Ok(Decision::Write(plan)) = decision else {
             return Ok(None);
         };
-        let mut conn = self.db.acquire().await?;
-        if !write_plan(&mut conn, &kept, &plan, Some(live)).await? {
+        if !write_plan(conn, kept, &plan, live).await? {
             return Ok(None);
         }
-        self.states.keep(Arc::new(plan.applied_to(&kept)));
+        self.states.keep(Arc::new(plan.applied_to(kept)));
         Ok(Some(plan.receipt))
     }
 }
@@ -820,7 +828,7 @@ async fn write_plan(
     // With a play token to confirm, the guard also holds only while the token is live: the
     // play-token check of `PLAY_TOKEN` and `PlayAuthenticator` (its digest, not revoked, not
     // expired at `$12`, the player and the GM active), read in the row lock's statement.
-    let guard = match live {
+    let mut guard = match live {
         None => sql(guard!()),
         Some(_) => sql(concat!(
             guard!(),
@@ -841,10 +849,9 @@ async fn write_plan(
     .bind(before.version)
     .bind(before.id)
     .bind(plan.receipt.operation_id);
-    let guard = match live {
-        None => guard,
-        Some(live) => guard.bind(live.digest).bind(live.now),
-    };
+    if let Some(live) = live {
+        guard = guard.bind(live.digest).bind(live.now);
+    }
     // the events, the consequences' one INSERT, the decisions and the receipt
     let mut writes: Vec<Statement> =
         Vec::with_capacity(plan.events.len() + 1 + plan.decisions.len() + 1);

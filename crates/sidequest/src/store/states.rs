@@ -1,12 +1,13 @@
 //! The play states this instance last wrote: one assignment row per assignment, kept
 //! in memory (moka, bounded by size) so that an operation whose token check has just read the
-//! assignment's version decides on the row of that version without reading it again.
+//! assignment's version decides on the row of that version without reading it again, and a
+//! turn whose token is checked in its own write decides on the newest row kept.
 //!
 //! Why it is correct: the assignment row changes only through play's one write path, and every
 //! write there moves the version on (`UPDATE … SET version = $next … WHERE version = $read`),
 //! so the row of a (assignment, version) never changes once written, on any instance. A state
-//! is used only when its version is the one the database answered in the same request; the
-//! write it leads to is guarded by that version (and by the absence of a receipt for the
+//! is used only when its version is the one the database answered in the same request, or
+//! under a write guarded by its version; the write it leads to is guarded by that version (and by the absence of a receipt for the
 //! operation), so a state that went stale meanwhile writes nothing and the operation is decided
 //! again on a fresh read. An entry is never invalidated: a newer version simply misses it.
 

@@ -176,7 +176,7 @@ async fn a_token_is_checked_when_first_seen_and_provisional_after(url: &str) {
         !grant.is_checked(),
         "a token seen live is not checked again at once"
     );
-    assert_eq!(grant.assignment_id, p.assignment());
+    assert_eq!(grant.facts.assignment_id, p.assignment());
     // confirmed on demand; refused once revoked, and then checked at once again
     auth.confirm(&second).await.unwrap();
     assert!(grant.is_checked());
