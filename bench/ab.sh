@@ -48,7 +48,7 @@ for r in $(seq 1 "$ROUNDS"); do
         [[ $TOOL == fresh ]] && { tokens=$D/fresh.json; tool=get_play_context; }
         "$LG" run --name "$side-$r" --duration-secs "$SECS" --warmup-secs 2 --json --url "$url" \
             --tokens-file "$tokens" --clients "$CLIENTS" --tool "$tool" --server-pid "$SERVER" \
-            --cpu-name postgres >"$D/$side-$r.json" 2>/dev/null
+            --cpu-name postgres >"$D/$side-$r.json" 2>"$D/$side-$r.err"
         jq -r '"\(.name) req/s \(.rps) server_us \(.cpu.server.us_per_request) postgres_us \(.cpu.named.postgres.us_per_request) client_us \(.cpu.loadgen.us_per_request) others% \(.cpu.others_pct)"' "$D/$side-$r.json"
         kill -TERM "$SERVER"
         wait "$SERVER" || true

@@ -87,7 +87,8 @@ pub struct ToolDecl {
     pub meta: Option<Map<String, Value>>,
     /// The handler confirms a provisional caller itself ([`crate::Authenticator::confirm`]),
     /// in the statement that does its work, before any effect: the door does not confirm
-    /// before calling it (unless the client asked for progress), only before answering.
+    /// before calling it (unless the client asked for progress, or the door has a method gate,
+    /// which meters a call before its handler runs), only before answering.
     pub confirms_caller: bool,
     pub handler: Handler,
 }

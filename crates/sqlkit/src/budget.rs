@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::db::{Db, Row, Runner, Statement, Tx, WithDeadline, sql};
+use crate::db::{Db, Row, Runner, Tx, WithDeadline};
 use crate::failure::DbFailure;
+use crate::statement::{Statement, sql};
 
 /// Virtual-machine steps between two deadline checks on SQLite: small enough that a
 /// cancelled scan stops within a millisecond, large enough that the check costs nothing.

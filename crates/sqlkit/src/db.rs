@@ -1,6 +1,7 @@
 //! One database handle for both backends, so a product store is plain Rust with each
 //! statement written once: [`Db`] (a pool), [`Tx`] (a transaction), [`Row`] (read with
-//! [`Cols`]) and [`Statement`] (SQL text and its arguments, built with [`sql`]). SQLite
+//! [`Cols`]) and running a [`Statement`] (SQL text and its arguments, built with [`sql`] in
+//! `statement.rs`) on any of them. SQLite
 //! accepts PostgreSQL's `$n` placeholders, `ON CONFLICT … DO UPDATE … WHERE` and
 //! `RETURNING`, so the backends differ only where their SQL does: how a write transaction
 //! begins (here) and whatever a store chooses by [`Db::backend`].
@@ -25,6 +26,7 @@ use uuid::Uuid;
 use crate::inplace::{InPlace, OwnedRow};
 use crate::pg::{PgGuard, PgHeld};
 use crate::pg_pool::PgPool;
+use crate::statement::{Arg, Statement, sql};
 use crate::{Cols, DbFailure, Embedded, PoolSettings, open_postgres, open_sqlite};
 
 /// Which database a [`Db`] or [`Tx`] talks to, for the few statements whose SQL differs.
@@ -81,16 +83,6 @@ pub enum Row {
     InPlace(OwnedRow),
 }
 
-/// One bound argument. Uuids are bound as TEXT on both backends.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Arg {
-    Int(Option<i64>),
-    Text(Option<String>),
-    Flag(Option<bool>),
-    Float(Option<f64>),
-    Bytes(Option<Vec<u8>>),
-}
-
 /// What a statement that returns no rows did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Done {
@@ -104,29 +96,9 @@ impl Done {
     }
 }
 
-/// SQL text and its arguments, in `$1, $2, …` order.
-#[derive(Debug, Clone, PartialEq)]
-#[must_use = "a statement does nothing until it is executed or fetched"]
-pub struct Statement {
-    text: Cow<'static, str>,
-    args: Vec<Arg>,
-}
-
-/// A statement of `text` with no arguments yet: `sql("… $1").bind(x).execute(&db)`.
-pub fn sql(text: impl Into<Cow<'static, str>>) -> Statement {
-    Statement {
-        text: text.into(),
-        args: Vec::new(),
-    }
-}
-
+/// Running a statement: on a pool (`&db`), in a transaction (`&mut tx`) or on a held
+/// connection (`&mut conn`).
 impl Statement {
-    /// Binds the next `$n`.
-    pub fn bind(mut self, value: impl Into<Arg>) -> Self {
-        self.args.push(value.into());
-        self
-    }
-
     /// Runs it on a pool (`&db`) or in a transaction (`&mut tx`).
     pub async fn execute(self, on: impl Runner) -> Result<Done, DbFailure> {
         on.execute(self).await
@@ -145,16 +117,6 @@ impl Statement {
     /// Every row.
     pub async fn fetch_all(self, on: impl Runner) -> Result<Vec<Row>, DbFailure> {
         on.fetch_all(self).await
-    }
-
-    /// The SQL text.
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
-    /// The arguments, in `$n` order.
-    pub(crate) fn args(&self) -> &[Arg] {
-        &self.args
     }
 }
 
@@ -848,102 +810,6 @@ impl Cols for Row {
     }
     fn opt_uuid(&self, col: &str) -> Result<Option<Uuid>, DbFailure> {
         self.cols().opt_uuid(col)
-    }
-}
-
-impl From<i64> for Arg {
-    fn from(v: i64) -> Self {
-        Arg::Int(Some(v))
-    }
-}
-impl From<Option<i64>> for Arg {
-    fn from(v: Option<i64>) -> Self {
-        Arg::Int(v)
-    }
-}
-impl From<i32> for Arg {
-    fn from(v: i32) -> Self {
-        Arg::Int(Some(i64::from(v)))
-    }
-}
-impl From<u32> for Arg {
-    fn from(v: u32) -> Self {
-        Arg::Int(Some(i64::from(v)))
-    }
-}
-impl From<bool> for Arg {
-    fn from(v: bool) -> Self {
-        Arg::Flag(Some(v))
-    }
-}
-impl From<Option<bool>> for Arg {
-    fn from(v: Option<bool>) -> Self {
-        Arg::Flag(v)
-    }
-}
-impl From<f64> for Arg {
-    fn from(v: f64) -> Self {
-        Arg::Float(Some(v))
-    }
-}
-impl From<Option<f64>> for Arg {
-    fn from(v: Option<f64>) -> Self {
-        Arg::Float(v)
-    }
-}
-impl From<String> for Arg {
-    fn from(v: String) -> Self {
-        Arg::Text(Some(v))
-    }
-}
-impl From<&String> for Arg {
-    fn from(v: &String) -> Self {
-        Arg::Text(Some(v.clone()))
-    }
-}
-impl From<&str> for Arg {
-    fn from(v: &str) -> Self {
-        Arg::Text(Some(v.to_owned()))
-    }
-}
-impl From<Option<String>> for Arg {
-    fn from(v: Option<String>) -> Self {
-        Arg::Text(v)
-    }
-}
-impl From<Option<&String>> for Arg {
-    fn from(v: Option<&String>) -> Self {
-        Arg::Text(v.cloned())
-    }
-}
-impl From<Option<&str>> for Arg {
-    fn from(v: Option<&str>) -> Self {
-        Arg::Text(v.map(str::to_owned))
-    }
-}
-impl From<Uuid> for Arg {
-    fn from(v: Uuid) -> Self {
-        Arg::Text(Some(v.to_string()))
-    }
-}
-impl From<Option<Uuid>> for Arg {
-    fn from(v: Option<Uuid>) -> Self {
-        Arg::Text(v.map(|u| u.to_string()))
-    }
-}
-impl From<Vec<u8>> for Arg {
-    fn from(v: Vec<u8>) -> Self {
-        Arg::Bytes(Some(v))
-    }
-}
-impl From<&[u8]> for Arg {
-    fn from(v: &[u8]) -> Self {
-        Arg::Bytes(Some(v.to_vec()))
-    }
-}
-impl From<Option<Vec<u8>>> for Arg {
-    fn from(v: Option<Vec<u8>>) -> Self {
-        Arg::Bytes(v)
     }
 }
 

@@ -21,7 +21,7 @@ use rusqlite::{Connection, OpenFlags};
 use uuid::Uuid;
 
 use crate::cols::parse_uuid;
-use crate::db::{Arg, Statement};
+use crate::statement::{Arg, Statement};
 use crate::{Cols, DbFailure};
 
 /// The in-place read connections of one SQLite database file.

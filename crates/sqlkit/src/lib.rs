@@ -22,11 +22,12 @@ mod migrate;
 mod pg;
 mod pg_pool;
 mod pool;
+mod statement;
 
 pub use backup::{Backup, BackupError, backup_sqlite};
 pub use budget::BudgetedRead;
 pub use cols::Cols;
-pub use db::{Arg, Backend, Conn, Db, Done, Row, Runner, Statement, Tx, backend_of, sql};
+pub use db::{Backend, Conn, Db, Done, Row, Runner, Tx, backend_of};
 pub use failure::DbFailure;
 pub use inplace::{InPlace, OwnedRow};
 pub use lifecycle::{Lifecycle, OpenError, PoolUse, Schema, open_migrated};
@@ -36,3 +37,4 @@ pub use pool::{
     PoolSettings, SQLITE_DEFAULT_CACHE_KIB, SQLITE_WAL_AUTOCHECKPOINT_PAGES, open_postgres,
     open_sqlite,
 };
+pub use statement::{Arg, Statement, sql};

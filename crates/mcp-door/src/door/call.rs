@@ -20,11 +20,13 @@ pub(super) async fn call_tool(
     inner: &Arc<Inner>,
     id: &Value,
     mut ctx: CallContext,
-    params: Map<String, Value>,
+    mut params: Map<String, Value>,
     version: Version,
     headers: &http::HeaderMap,
     record: &mut AuditRecord,
 ) -> Reply {
+    // The arguments move to the handler; nothing after this reads them from `params`.
+    let arguments = params.remove("arguments");
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         return Reply::rpc_error(
             id,
@@ -34,9 +36,9 @@ pub(super) async fn call_tool(
         );
     };
     record.tool = Some(name.to_owned());
-    let mut arguments = match params.get("arguments") {
+    let mut arguments = match arguments {
         None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(v @ Value::Object(_)) => v.clone(),
+        Some(v @ Value::Object(_)) => v,
         Some(_) => {
             return Reply::rpc_error(
                 id,

@@ -438,8 +438,12 @@ async fn process(
 
 /// Whether `message` calls a tool declared [`crate::ToolDecl::confirming_caller`] without
 /// asking for progress (a streamed answer would start before its handler's statement could
-/// refuse the caller).
+/// refuse the caller), on a door without a method gate (the gate meters a call before its
+/// handler runs, so a caller the handler would refuse must be refused before the gate).
 fn confirmed_by_handler(inner: &Inner, message: &Message) -> bool {
+    if inner.gate.is_some() {
+        return false;
+    }
     let Message::Request {
         method,
         params: Some(params),

@@ -10,7 +10,8 @@ use async_trait::async_trait;
 use http::StatusCode;
 use mcp_door::{
     AuditRecord, AuditSink, AuthError, AuthRequest, Authenticator, Catalog, Door, FakeClock,
-    InvalidReason, Limits, LocalAdmission, Principal, ToolDecl, bearer_token, tool_json,
+    GateRefusal, GateRequest, InvalidReason, Limits, LocalAdmission, MethodGate, Principal,
+    ToolDecl, bearer_token, tool_json,
 };
 use serde_json::json;
 
@@ -67,7 +68,25 @@ struct Late {
     records: Arc<Records>,
 }
 
+/// A method gate that meters: counts every consultation, refuses none.
+#[derive(Default)]
+struct Meter {
+    consulted: AtomicUsize,
+}
+
+#[async_trait]
+impl MethodGate for Meter {
+    async fn check(&self, _request: &mut GateRequest<'_>) -> Result<(), GateRefusal> {
+        self.consulted.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
 fn late(limits: Limits) -> Late {
+    late_with(limits, None)
+}
+
+fn late_with(limits: Limits, gate: Option<Arc<Meter>>) -> Late {
     let ran = Arc::new(AtomicUsize::new(0));
     let (plain_ran, confirming_ran) = (Arc::clone(&ran), Arc::clone(&ran));
     let schema = json!({"type": "object"});
@@ -107,6 +126,10 @@ fn late(limits: Limits) -> Late {
     )
     .with_config(small_config())
     .with_audit(records.clone());
+    let door = match gate {
+        Some(gate) => door.with_method_gate(gate),
+        None => door,
+    };
     Late {
         router: door.router(),
         auth,
@@ -232,4 +255,27 @@ async fn a_refused_provisional_caller_past_its_admission_limit_still_gets_the_40
     assert_eq!(ok.status, StatusCode::OK);
     let limited = door.rpc("late-ok", "ping", json!({})).await;
     assert_eq!(limited.status, StatusCode::TOO_MANY_REQUESTS);
+}
+
+#[tokio::test]
+async fn behind_a_method_gate_a_tool_that_confirms_its_caller_is_confirmed_before_the_gate() {
+    let meter = Arc::new(Meter::default());
+    let door = late_with(roomy_limits(), Some(Arc::clone(&meter)));
+    let confirming = json!({"name": "confirming", "arguments": {}});
+    // refused before the gate meters anything, and before the handler runs
+    assert_revoked(
+        &door
+            .rpc("late-revoked", "tools/call", confirming.clone())
+            .await,
+    );
+    assert_eq!(meter.consulted.load(Ordering::SeqCst), 0);
+    assert_eq!(door.ran(), 0);
+    // a live caller is metered (after framing and once the tool is resolved) and answered
+    let ok = door.rpc("late-ok", "tools/call", confirming).await;
+    assert_eq!(
+        ok.result()["structuredContent"],
+        json!({"ran": "confirming"})
+    );
+    assert_eq!(meter.consulted.load(Ordering::SeqCst), 2);
+    assert_eq!(door.ran(), 1);
 }
