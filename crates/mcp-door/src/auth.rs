@@ -132,10 +132,10 @@ pub trait Authenticator: Send + Sync + 'static {
     /// the credential is still live. The door confirms before it runs anything for the caller
     /// (every method, every tool but one declared [`crate::ToolDecl::confirming_caller`], whose
     /// handler confirms in its own statement, on a door without a method gate) and again
-    /// before it answers, and answers a
-    /// refusal here exactly as one from `authenticate`. It must give the same answer every
-    /// time for one principal (keep the first), and answer at once for a principal
-    /// `authenticate` already checked. By default every principal is checked when it is made.
+    /// before it answers, and answers a refusal here exactly as one from `authenticate`. It
+    /// must give the same answer every time for one principal (keep the first), and answer at
+    /// once for a principal `authenticate` already checked. By default every principal is
+    /// checked when it is made.
     async fn confirm(&self, _principal: &Principal) -> Result<(), AuthError> {
         Ok(())
     }
