@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The commit target's two sides in turns, so that the VM's drift between windows minutes apart
+# falls on both:
+#
+#   bash bench/interleaved.sh
+#
+# Serves one PostgreSQL database with Sidequest (bench/run.sh's admission settings, pool 16,
+# 64 assignments primed with 10 turns) and seeds a second one for pgbench (bench/seed.sql), then
+# ROUNDS times, for each client count: `commit_play_turn` driven by loadgen for SECS seconds,
+# then bench/turn.sql driven by `pgbench -M prepared -j 2` for SECS seconds, each after
+# WARMUP seconds of its own, with the CPU of the server, PostgreSQL and the client recorded.
+# Prints one line a pair (both rates, their ratio, the CPU a commit of each side) and the
+# median ratio per client count; every window's JSON is kept under OUT.
+# Knobs: ROUNDS (3), CLIENTS ("8 64"), SECS (10), WARMUP (2), PG_URL
+# (postgres://postgres@127.0.0.1:5432), OUT (target/bench/interleaved-<timestamp>).
+# Needs target/release/{sidequest,loadgen}; nothing is built.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+ROUNDS=${ROUNDS:-3}
+CLIENTS=${CLIENTS:-"8 64"}
+SECS=${SECS:-10}
+WARMUP=${WARMUP:-2}
+PG_URL=${PG_URL:-postgres://postgres@127.0.0.1:5432}
+OUT=${OUT:-$ROOT/target/bench/interleaved-$(date +%Y%m%d-%H%M%S)}
+SQ=$ROOT/target/release/sidequest
+LG=$ROOT/target/release/loadgen
+mkdir -p "$OUT"
+SQ_DB="sq_il_$$"
+PB_DB="sq_il_pgbench_$$"
+SERVER=""
+cleanup() {
+    [[ -n $SERVER ]] && { kill -TERM "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; }
+    for db in "$SQ_DB" "$PB_DB"; do
+        psql -q "$PG_URL/postgres" -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
+    done
+}
+trap cleanup EXIT
+# shellcheck source=lib.sh
+source bench/lib.sh
+
+psql -q "$PG_URL/postgres" -c "CREATE DATABASE \"$SQ_DB\"" -c "CREATE DATABASE \"$PB_DB\"" >/dev/null
+"$SQ" --database-url "$PG_URL/$SQ_DB" demo --assignments 64 --json >"$OUT/tokens.json"
+"$SQ" --database-url "$PG_URL/$PB_DB" demo --assignments 1 --json >/dev/null
+psql -q -v ON_ERROR_STOP=1 -v n=64 "$PG_URL/$PB_DB" -f bench/seed.sql >/dev/null
+
+"$SQ" --database-url "$PG_URL/$SQ_DB" --log-format json serve --bind 127.0.0.1:0 \
+    --token-rate-per-minute 1000000 --token-concurrency 64 --global-concurrency 512 \
+    --pre-auth-concurrency 512 --db-max-connections 16 >"$OUT/server.log" 2>&1 &
+SERVER=$!
+url="http://$(wait_for_line "$OUT/server.log" '"address":"[^"]+"' "$SERVER" | cut -d'"' -f4)/play/mcp"
+"$LG" prime --url "$url" --tokens-file "$OUT/tokens.json" --clients 64 --turns 10
+
+# bench/run.sh's pgbench variables: texts of the sizes loadgen commits.
+text() { head -c "$1" /dev/zero | tr '\0' "$2"; }
+uuid='00000000-0000-4000-8000-000000000000'
+desc=$(text 150 d)
+result="{\"session_id\":\"$uuid\",\"version\":2,\"consequences\":[{\"id\":\"$uuid\",\"status\":\"pending\",\"category\":\"relationship\",\"description\":\"$desc\"},{\"id\":\"$uuid\",\"status\":\"pending\",\"category\":\"discovery\",\"description\":\"$desc\"}]}"
+vars=(-D "action=$(text 200 a)" -D "narration=$(text 600 n)" -D "memory=$(text 2048 m)"
+    -D "desc0=$desc" -D "desc1=$desc" -D "hash=$(text 64 f)" -D "result=$result"
+    -D "scene=harbor" -D "now=$(date +%s%3N)" -D "a_version=0")
+
+for c in $CLIENTS; do
+    ratios=()
+    for r in $(seq 1 "$ROUNDS"); do
+        sq="commit-$c-$r" pb="pgbench-$c-$r"
+        "$LG" run --name "$sq" --duration-secs "$SECS" --warmup-secs "$WARMUP" --json --url "$url" \
+            --tokens-file "$OUT/tokens.json" --clients "$c" --tool commit_play_turn \
+            --server-pid "$SERVER" --cpu-name postgres >"$OUT/$sq.json"
+        "$LG" cpu --warmup-secs "$WARMUP" --duration-secs "$SECS" --cpu-name postgres \
+            --cpu-name pgbench >"$OUT/$pb.cpu" &
+        watcher=$!
+        rm -f "$OUT/$pb".log*
+        pgbench -n -M prepared -c "$c" -j 2 -T "$((WARMUP + SECS))" -f bench/turn.sql \
+            -l --log-prefix="$OUT/$pb.log" "${vars[@]}" "$PG_URL/$PB_DB" >"$OUT/$pb.txt" 2>&1 \
+            || { cat "$OUT/$pb.txt" >&2; exit 1; }
+        wait "$watcher"
+        "$LG" pgbench --name "$pb" --clients "$c" --warmup-secs "$WARMUP" --duration-secs "$SECS" \
+            --cpu-file "$OUT/$pb.cpu" --json "$OUT/$pb".log* >"$OUT/$pb.json"
+        ratio=$(jq -n --slurpfile a "$OUT/$sq.json" --slurpfile b "$OUT/$pb.json" '$a[0].rps / $b[0].rps')
+        ratios+=("$ratio")
+        jq -rn --slurpfile a "$OUT/$sq.json" --slurpfile b "$OUT/$pb.json" --arg c "$c" --arg r "$r" '
+            def f: . * 10 | round / 10;
+            "\($c) clients, pair \($r): commits/s \($a[0].rps | round) / pgbench tx/s \($b[0].rps | round) = \($a[0].rps / $b[0].rps * 100 | round / 100)   µs a commit: server \($a[0].cpu.server.us_per_request | f), postgres \($a[0].cpu.named.postgres.us_per_request | f), loadgen \($a[0].cpu.loadgen.us_per_request | f) | pgbench: postgres \($b[0].cpu.named.postgres.us_per_request | f), pgbench \($b[0].cpu.named.pgbench.us_per_request | f)"'
+    done
+    printf '%s\n' "${ratios[@]}" | sort -g | awk -v c="$c" '{ v[NR] = $1 } END {
+        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        printf "%s clients: median ratio %.2f over %d pairs (min %.2f, max %.2f)\n", c, m, NR, v[1], v[NR] }'
+done
+echo "results in $OUT"
