@@ -479,9 +479,10 @@ fn annotations(read_only: bool, idempotent: bool) -> ToolAnnotations {
 /// `commit_play_turn`. A caller whose token is not checked yet (seen live before) gets its turn
 /// decided on the newest row this instance wrote and written in one statement whose guard
 /// also checks the token ([`PlayService::commit_unchecked`]): a commit confirms the caller.
-/// Otherwise (no row kept, a refusal, a guard that failed, a store failure) the token is
-/// checked, and the turn applied the usual way on that check's connection and version. A
-/// token the check refuses gets the door's 401, never this answer.
+/// Otherwise (no row kept, a refusal, a guard that failed, a store failure other than an
+/// unavailable database, which answers 503 at once) the token is checked, and the turn applied
+/// the usual way on that check's connection and version. A token the check refuses gets the
+/// door's 401, never this answer.
 async fn commit(
     s: &PlayService,
     ctx: &CallContext,
@@ -512,9 +513,20 @@ async fn commit(
         Ok(turn) => turn,
         Err(e) => return render(Err(e), receipt_result),
     };
-    if deferred && let Ok(Some(receipt)) = s.commit_unchecked(&turn, &grant.digest).await {
-        grant.confirmed_by_write(receipt.version);
-        return render(Ok(Applied::Committed(receipt)), receipt_result);
+    if deferred {
+        match s.commit_unchecked(&turn, &grant.digest).await {
+            Ok(Some(receipt)) => {
+                grant.confirmed_by_write(receipt.version);
+                return render(Ok(Applied::Committed(receipt)), receipt_result);
+            }
+            // The database did not answer: a second statement would wait as long again. The
+            // door confirms the caller before this 503 is sent.
+            Err(e @ ServiceError::Unavailable(_)) => {
+                return render(Err::<Applied, _>(e), receipt_result);
+            }
+            // No row kept, a guard that failed, another failure: checked and applied below.
+            Ok(None) | Err(_) => {}
+        }
     }
     let Ok(checked) = grant.checked().await else {
         return Ok(refused());
