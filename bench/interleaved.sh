@@ -51,14 +51,7 @@ SERVER=$!
 url="http://$(wait_for_line "$OUT/server.log" '"address":"[^"]+"' "$SERVER" | cut -d'"' -f4)/play/mcp"
 "$LG" prime --url "$url" --tokens-file "$OUT/tokens.json" --clients 64 --turns 10
 
-# bench/run.sh's pgbench variables: texts of the sizes loadgen commits.
-text() { head -c "$1" /dev/zero | tr '\0' "$2"; }
-uuid='00000000-0000-4000-8000-000000000000'
-desc=$(text 150 d)
-result="{\"session_id\":\"$uuid\",\"version\":2,\"consequences\":[{\"id\":\"$uuid\",\"status\":\"pending\",\"category\":\"relationship\",\"description\":\"$desc\"},{\"id\":\"$uuid\",\"status\":\"pending\",\"category\":\"discovery\",\"description\":\"$desc\"}]}"
-vars=(-D "action=$(text 200 a)" -D "narration=$(text 600 n)" -D "memory=$(text 2048 m)"
-    -D "desc0=$desc" -D "desc1=$desc" -D "hash=$(text 64 f)" -D "result=$result"
-    -D "scene=harbor" -D "now=$(date +%s%3N)" -D "a_version=0")
+turn_vars
 
 for c in $CLIENTS; do
     ratios=()
@@ -72,7 +65,7 @@ for c in $CLIENTS; do
         watcher=$!
         rm -f "$OUT/$pb".log*
         pgbench -n -M prepared -c "$c" -j 2 -T "$((WARMUP + SECS))" -f bench/turn.sql \
-            -l --log-prefix="$OUT/$pb.log" "${vars[@]}" "$PG_URL/$PB_DB" >"$OUT/$pb.txt" 2>&1 \
+            -l --log-prefix="$OUT/$pb.log" "${TURN_VARS[@]}" "$PG_URL/$PB_DB" >"$OUT/$pb.txt" 2>&1 \
             || { cat "$OUT/$pb.txt" >&2; exit 1; }
         wait "$watcher"
         "$LG" pgbench --name "$pb" --clients "$c" --warmup-secs "$WARMUP" --duration-secs "$SECS" \

@@ -35,3 +35,16 @@ measure_wrk() {
     "$LG" wrk --name "$name" --clients "$clients" --cpu-file "$WORK/$name.cpu" \
         --server-name "$server" --json "$WORK/$name.wrk" >"$OUT/$name.json"
 }
+
+# turn_vars: sets the array TURN_VARS to pgbench's -D variables of bench/turn.sql: texts of the
+# sizes loadgen commits (see crates/loadgen/src/workload.rs), a receipt result of the size the
+# server stores, and the time now.
+turn_vars() {
+    local uuid='00000000-0000-4000-8000-000000000000' desc result
+    text() { head -c "$1" /dev/zero | tr '\0' "$2"; }
+    desc=$(text 150 d)
+    result="{\"session_id\":\"$uuid\",\"version\":2,\"consequences\":[{\"id\":\"$uuid\",\"status\":\"pending\",\"category\":\"relationship\",\"description\":\"$desc\"},{\"id\":\"$uuid\",\"status\":\"pending\",\"category\":\"discovery\",\"description\":\"$desc\"}]}"
+    TURN_VARS=(-D "action=$(text 200 a)" -D "narration=$(text 600 n)" -D "memory=$(text 2048 m)"
+        -D "desc0=$desc" -D "desc1=$desc" -D "hash=$(text 64 f)" -D "result=$result"
+        -D "scene=harbor" -D "now=$(date +%s%3N)" -D "a_version=0")
+}

@@ -229,15 +229,7 @@ if [[ " $BACKENDS " == *" pg "* ]]; then
     psql -q -v ON_ERROR_STOP=1 -v n="$MAX_CLIENTS" "$PG_URL/$db" -f bench/seed.sql >/dev/null
     cat bench/request-reads.sql bench/turn.sql >"$WORK/request.sql"
 
-    # Texts of the sizes loadgen commits (see crates/loadgen/src/workload.rs) and a receipt
-    # result of the size the server stores.
-    text() { head -c "$1" /dev/zero | tr '\0' "$2"; }
-    uuid='00000000-0000-4000-8000-000000000000'
-    desc=$(text 150 d)
-    result="{\"session_id\":\"$uuid\",\"version\":2,\"consequences\":[{\"id\":\"$uuid\",\"status\":\"pending\",\"category\":\"relationship\",\"description\":\"$desc\"},{\"id\":\"$uuid\",\"status\":\"pending\",\"category\":\"discovery\",\"description\":\"$desc\"}]}"
-    vars=(-D "action=$(text 200 a)" -D "narration=$(text 600 n)" -D "memory=$(text 2048 m)"
-        -D "desc0=$desc" -D "desc1=$desc" -D "hash=$(text 64 f)" -D "result=$result"
-        -D "scene=harbor" -D "now=$(date +%s%3N)" -D "a_version=0")
+    turn_vars
     mkdir -p "$WORK/pgbench"
     # turn: the target's reference. request and context: informative (see docs/benchmarks.md).
     for script in turn request context; do
@@ -254,7 +246,7 @@ if [[ " $BACKENDS " == *" pg "* ]]; then
             watcher=$!
             PIDS+=("$watcher")
             pgbench -n -M prepared -c "$c" -j 2 -T "$((WARMUP + DURATION))" -f "$file" \
-                -l --log-prefix="$WORK/pgbench/$name" "${vars[@]}" "$PG_URL/$db" >"$OUT/$name.txt" 2>&1 \
+                -l --log-prefix="$WORK/pgbench/$name" "${TURN_VARS[@]}" "$PG_URL/$db" >"$OUT/$name.txt" 2>&1 \
                 || { cat "$OUT/$name.txt" >&2; exit 1; }
             wait "$watcher"
             forget_pid "$watcher"
