@@ -293,27 +293,29 @@ fn release_lease(
 /// concurrency while one of its releases is pending here waits for them, then asks once more
 /// (as does one whose refusal raced a release that landed meanwhile).
 #[derive(Debug, Default)]
-struct Releasing(
-    Mutex<HashMap<String, (usize, Arc<tokio::sync::Notify>)>>,
+struct Releasing {
+    /// Per credential key: its releases not acknowledged yet, and what wakes their waiters.
+    pending: Mutex<HashMap<String, (usize, Arc<tokio::sync::Notify>)>>,
     /// Releases acknowledged so far, of any credential: a refusal that raced one (the script
     /// counted the lease, then the release landed) asks once more too.
-    std::sync::atomic::AtomicU64,
-);
+    acknowledged: std::sync::atomic::AtomicU64,
+}
 
 impl Releasing {
     fn ended(&self) -> u64 {
-        self.1.load(std::sync::atomic::Ordering::SeqCst)
+        self.acknowledged.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     fn begin(&self, key: &str) {
-        if let Ok(mut pending) = self.0.lock() {
+        if let Ok(mut pending) = self.pending.lock() {
             pending.entry(key.to_owned()).or_default().0 += 1;
         }
     }
 
     fn end(&self, key: &str) {
-        self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let Ok(mut pending) = self.0.lock() else {
+        self.acknowledged
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let Ok(mut pending) = self.pending.lock() else {
             return;
         };
         if let Some((count, done)) = pending.get_mut(key) {
@@ -327,7 +329,7 @@ impl Releasing {
 
     /// Waits, at most `limit`, until no release of `key` is pending; whether one was.
     async fn settled(&self, key: &str, limit: Duration) -> bool {
-        let done = match self.0.lock() {
+        let done = match self.pending.lock() {
             Ok(pending) => match pending.get(key) {
                 Some((_, done)) => Arc::clone(done),
                 None => return false,
@@ -339,7 +341,7 @@ impl Releasing {
         // Registered before the count is looked at again, so an `end` in between wakes it.
         notified.as_mut().enable();
         let still = self
-            .0
+            .pending
             .lock()
             .map(|pending| pending.contains_key(key))
             .unwrap_or(false);
@@ -389,9 +391,14 @@ impl RedisAdmission {
     fn keys(&self, credential: &str) -> [String; 3] {
         [
             format!("{}:rate:{credential}", self.prefix),
-            format!("{}:conc:{credential}", self.prefix),
+            self.concurrency_key(credential),
             format!("{}:conc:global", self.prefix),
         ]
+    }
+
+    /// The key of `credential`'s leases in flight.
+    fn concurrency_key(&self, credential: &str) -> String {
+        format!("{}:conc:{credential}", self.prefix)
     }
 }
 
@@ -405,7 +412,7 @@ impl Admission for RedisAdmission {
                 ..
             }) if self
                 .releasing
-                .settled(&self.keys(credential)[1], REDIS_TIMEOUT)
+                .settled(&self.concurrency_key(credential), REDIS_TIMEOUT)
                 .await
                 || self.releasing.ended() != ended =>
             {
@@ -514,7 +521,7 @@ mod tests {
         ends.await.unwrap();
         assert!(!releasing.settled("k", Duration::from_secs(5)).await);
         assert!(
-            releasing.0.lock().unwrap().is_empty(),
+            releasing.pending.lock().unwrap().is_empty(),
             "nothing is kept once settled"
         );
     }

@@ -7,9 +7,10 @@
 //! write there moves the version on (`UPDATE … SET version = $next … WHERE version = $read`),
 //! so the row of a (assignment, version) never changes once written, on any instance. A state
 //! is used only when its version is the one the database answered in the same request, or
-//! under a write guarded by its version; the write it leads to is guarded by that version (and by the absence of a receipt for the
-//! operation), so a state that went stale meanwhile writes nothing and the operation is decided
-//! again on a fresh read. An entry is never invalidated: a newer version simply misses it.
+//! under a write guarded by its version; the write it leads to is guarded by that version (and
+//! by the absence of a receipt for the operation), so a state that went stale meanwhile writes
+//! nothing and the operation is decided again on a fresh read. An entry is never invalidated:
+//! a newer version simply misses it.
 
 use std::fmt;
 use std::sync::Arc;
