@@ -18,19 +18,23 @@ wait_for_line() {
     return 1
 }
 
-# measure_wrk NAME URL TOKENS CLIENTS SERVER_NAME: get_play_context driven by wrk
-# (bench/wrk-read.lua) with CLIENTS connections on two threads, every answer checked; a
-# WARMUP-second run first, then DURATION seconds measured while `loadgen cpu` watches the
-# server (SERVER_NAME: its process name), PostgreSQL and wrk. Writes $OUT/NAME.json in run's
-# shape (`loadgen wrk`). Needs LG, OUT, WORK, WARMUP, DURATION, ROOT.
+# measure_wrk NAME URL TOKENS CLIENTS SERVER_NAME [TOOL]: get_play_context (bench/wrk-read.lua)
+# or, with TOOL commit_play_turn, turns (bench/wrk-commit.lua: client i on assignment i, one
+# turn at a time) driven by wrk with CLIENTS connections on two threads, every answer checked; a
+# WARMUP-second run first, then DURATION seconds measured while `loadgen cpu` watches the server
+# (SERVER_NAME: its process name), PostgreSQL and wrk. Writes $OUT/NAME.json in run's shape
+# (`loadgen wrk`). Needs LG, OUT, WORK, WARMUP, DURATION, ROOT.
 measure_wrk() {
-    local name=$1 url=$2 tokens=$3 clients=$4 server=$5 watcher
-    wrk -t 2 -c "$clients" -d "${WARMUP}s" -s "$ROOT/bench/wrk-read.lua" "$url" -- "$tokens" 2 >/dev/null
+    local name=$1 url=$2 tokens=$3 clients=$4 server=$5 tool=${6:-get_play_context} watcher
+    local script=wrk-read.lua
+    if [[ $tool == commit_play_turn ]]; then script=wrk-commit.lua; fi
+    wrk -t 2 -c "$clients" -d "${WARMUP}s" -s "$ROOT/bench/$script" "$url" \
+        -- "$tokens" 2 "$clients" >/dev/null
     "$LG" cpu --warmup-secs 0.5 --duration-secs "$(( DURATION - 1 ))" --cpu-name postgres \
         --cpu-name wrk --cpu-name "$server" >"$WORK/$name.cpu" &
     watcher=$!
-    wrk -t 2 -c "$clients" -d "${DURATION}s" --timeout 10s -s "$ROOT/bench/wrk-read.lua" "$url" \
-        -- "$tokens" 2 >"$WORK/$name.wrk"
+    wrk -t 2 -c "$clients" -d "${DURATION}s" --timeout 10s -s "$ROOT/bench/$script" "$url" \
+        -- "$tokens" 2 "$clients" >"$WORK/$name.wrk"
     wait "$watcher"
     "$LG" wrk --name "$name" --clients "$clients" --cpu-file "$WORK/$name.cpu" \
         --server-name "$server" --json "$WORK/$name.wrk" >"$OUT/$name.json"

@@ -9,11 +9,12 @@
 #   - get_play_context at each client count (on the primed assignments, then on as many fresh
 #     ones: a small answer), and a bare axum handler (`loadgen baseline`)
 #     returning a body of the same byte size, driven the same way;
-#   - with wrk installed, the fresh assignments' get_play_context again and a bare handler of
-#     that answer's size, driven by wrk (a C client that costs less CPU a request than
+#   - with wrk installed, get_play_context again on both sets, and a bare handler of each
+#     answer's size, driven by wrk (a C client that costs less CPU a request than
 #     loadgen: the figure compared with the peer), the handler by loadgen too (the ceilings of
 #     `loadgen table` take a fresh-sized exchange as the least HTTP a commit can cost);
-#   - on PostgreSQL, commit_play_turn at each client count;
+#   - on PostgreSQL, commit_play_turn at each client count, and with wrk installed again under
+#     wrk (bench/wrk-commit.lua: client i on assignment i, as loadgen's);
 #   - a play session per client at the largest count (get_play_context and commit_play_turn in
 #     turn, so every read is of a new version and the read cache fills), with the server's peak
 #     RSS and the cache's entries and bytes scraped from its metrics listener afterwards;
@@ -31,8 +32,8 @@
 # long for other compilations, i.e. `pgrep rustc`, to finish before measuring; default 0),
 # LOADGEN_THREADS (loadgen's Tokio workers; default one per CPU), READ_CACHE_BYTES (the server's
 # --read-cache-bytes; unset: its default, 0: no cache of rendered reads), USE_WRK (1 when wrk is
-# installed: the fresh-assignment reads and a bare handler of their body size are also driven by
-# wrk, bench/wrk-read.lua; 0: not).
+# installed: the fresh-assignment reads, a bare handler of their body size and the commits are
+# also driven by wrk, bench/wrk-read.lua and bench/wrk-commit.lua; 0: not).
 set -euo pipefail
 
 DURATION=${DURATION:-15}
@@ -190,6 +191,9 @@ for backend in $BACKENDS; do
     done
     if (( USE_WRK )); then
         for c in $CLIENTS; do
+            measure_wrk "wrk-ctx-$backend-$c" "$url" "$tokens" "$c" sidequest
+        done
+        for c in $CLIENTS; do
             measure_wrk "wrk-fresh-$backend-$c" "$url" "$WORK/fresh-$backend.json" "$c" sidequest
         done
     fi
@@ -201,6 +205,11 @@ for backend in $BACKENDS; do
             measure "commit-pg-$c" --url "$url" --tokens-file "$tokens" --clients "$c" \
                 --tool commit_play_turn --server-pid "$server" "${cpu_names[@]}"
         done
+        if (( USE_WRK )); then
+            for c in $CLIENTS; do
+                measure_wrk "wrk-commit-pg-$c" "$url" "$tokens" "$c" sidequest commit_play_turn
+            done
+        fi
     fi
     # A play session per client (read, turn, read, …): every read after a turn is a new
     # version's answer, so the read cache fills; its peak RSS is the one of a full cache.
@@ -216,7 +225,7 @@ for backend in $BACKENDS; do
     cp "$WORK/server-$backend.log" "$OUT/server-$backend.log" 2>/dev/null || true
     if [[ $backend == pg ]]; then drop_db "$db"; fi
 
-    bare base "$body_bytes" 0
+    bare base "$body_bytes" "$USE_WRK"
     bare base-fresh "$fresh_bytes" "$USE_WRK"
 done
 

@@ -15,7 +15,11 @@ pub trait Random: Send + Sync + 'static {
     }
 }
 
-/// The operating system's CSPRNG.
+/// The operating system's CSPRNG for secrets (tokens, codes, keys: [`Random::fill`]), and for
+/// ids ([`Random::uuid`]) the thread-local CSPRNG that `uuid`'s own `new_v4` draws from
+/// (ChaCha, seeded and reseeded from the operating system), as the door's request ids do: an id
+/// needs to be unguessable and unique, not fresh from the kernel, and each `getrandom` is a
+/// system call on the request path (a turn mints two consequence ids).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct OsRandom;
 
@@ -27,6 +31,10 @@ impl Random for OsRandom {
             tracing::error!(error = %e, "the operating system's random source failed");
             std::process::abort();
         }
+    }
+
+    fn uuid(&self) -> Uuid {
+        Uuid::new_v4()
     }
 }
 
@@ -42,5 +50,20 @@ mod tests {
         OsRandom.fill(&mut b);
         assert_ne!(a, b);
         assert_eq!(OsRandom.uuid().get_version_num(), 4);
+        assert_ne!(OsRandom.uuid(), OsRandom.uuid());
+    }
+
+    /// A source that is not the operating system's still makes the ids from its own bytes, so
+    /// a test's injected randomness decides them.
+    #[test]
+    fn an_injected_source_decides_its_uuids() {
+        struct Sevens;
+        impl Random for Sevens {
+            fn fill(&self, buf: &mut [u8]) {
+                buf.fill(7);
+            }
+        }
+        assert_eq!(Sevens.uuid(), Sevens.uuid());
+        assert_eq!(Sevens.uuid().get_version_num(), 4);
     }
 }
