@@ -40,6 +40,14 @@ measure_wrk() {
         --server-name "$server" --json "$WORK/$name.wrk" >"$OUT/$name.json"
 }
 
+# checkpoint: a CHECKPOINT on the PostgreSQL at PG_URL (as PG_ADMIN_DB), so that a run that writes
+# starts with no other run's WAL to flush: without it the WAL of the previous write runs set off
+# a checkpoint inside whichever write window came next (seen on 2026-12-07: one in each of three
+# runs' windows, p99 up to 8 × p50).
+checkpoint() {
+    psql -q "$PG_URL/$PG_ADMIN_DB" -c CHECKPOINT >/dev/null
+}
+
 # turn_vars: sets the array TURN_VARS to pgbench's -D variables of bench/turn.sql: texts of the
 # sizes loadgen commits (see crates/loadgen/src/workload.rs), a receipt result of the size the
 # server stores, and the time now.

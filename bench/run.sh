@@ -14,7 +14,8 @@
 #     loadgen: the figure compared with the peer), the handler by loadgen too (the ceilings of
 #     `loadgen table` take a fresh-sized exchange as the least HTTP a commit can cost);
 #   - on PostgreSQL, commit_play_turn at each client count, and with wrk installed again under
-#     wrk (bench/wrk-commit.lua: client i on assignment i, as loadgen's);
+#     wrk (bench/wrk-commit.lua: client i on assignment i, as loadgen's); each of these and each
+#     pgbench run starts after a CHECKPOINT, so none inherits another's WAL;
 #   - a play session per client at the largest count (get_play_context and commit_play_turn in
 #     turn, so every read is of a new version and the read cache fills), with the server's peak
 #     RSS and the cache's entries and bytes scraped from its metrics listener afterwards;
@@ -202,11 +203,13 @@ for backend in $BACKENDS; do
 
     if [[ $backend == pg ]]; then
         for c in $CLIENTS; do
+            checkpoint
             measure "commit-pg-$c" --url "$url" --tokens-file "$tokens" --clients "$c" \
                 --tool commit_play_turn --server-pid "$server" "${cpu_names[@]}"
         done
         if (( USE_WRK )); then
             for c in $CLIENTS; do
+                checkpoint
                 measure_wrk "wrk-commit-pg-$c" "$url" "$tokens" "$c" sidequest commit_play_turn
             done
         fi
@@ -250,6 +253,7 @@ if [[ " $BACKENDS " == *" pg "* ]]; then
         for c in $CLIENTS; do
             name="pgbench-$script-$c"
             rm -f "$WORK/pgbench/$name".*
+            checkpoint
             "$LG" cpu --warmup-secs "$WARMUP" --duration-secs "$DURATION" --cpu-name postgres \
                 --cpu-name pgbench >"$WORK/$name.cpu" &
             watcher=$!

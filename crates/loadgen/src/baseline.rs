@@ -2,7 +2,8 @@
 //! of a chosen size, shaped like a tool result so `run` checks it exactly as it checks
 //! Sidequest's answers. It owns nothing else: no auth, no logging per request, and no database
 //! unless asked for one statement a request (`--database-url`, `--statement`: the floor of a
-//! server that must ask its database once per request, on the same driver and pool).
+//! server that must ask its database once per request, on the same driver and pool), or with
+//! `--turn` the floor under a commit (`floor_turn`).
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -25,12 +26,17 @@ pub struct BaselineArgs {
     body_bytes: usize,
     /// A PostgreSQL URL: each request first runs `--statement` on a pooled connection (sqlkit's
     /// pool, as the servers use) and is answered only when it returns a row.
-    #[arg(long, requires = "statement")]
+    #[arg(long)]
     database_url: Option<String>,
     /// The statement run per request; `$1` is bound to the SHA-256 hex digest of the request's
     /// bearer token.
-    #[arg(long, requires = "database_url")]
+    #[arg(long, requires = "database_url", conflicts_with = "turn")]
     statement: Option<String>,
+    /// The floor under a commit: every `commit_play_turn` request is written with
+    /// bench/turn.sql's statement (and `get_play_context` answered with the version), on the
+    /// Sidequest database at `--database-url`; the answer is `--body-bytes` long.
+    #[arg(long, requires = "database_url")]
+    turn: bool,
     /// Connections in the pool.
     #[arg(long, default_value_t = 16)]
     pool: u32,
@@ -53,13 +59,20 @@ pub async fn serve(args: BaselineArgs) -> anyhow::Result<()> {
         .with_context(|| format!("binding {}", args.bind))?;
     let address = listener.local_addr()?;
     let body = Bytes::from(body(args.body_bytes));
+    // The servers' own pool settings, with this many connections.
+    let settings = sqlkit::PoolSettings {
+        max_connections: args.pool,
+        ..mcp_door::DEFAULT_POOL
+    };
     let app = match (args.database_url, args.statement) {
+        (Some(url), _) if args.turn => {
+            let db = sqlkit::Db::open(&url, &settings)
+                .await
+                .with_context(|| format!("opening {url}"))?;
+            let floor = crate::floor_turn::Floor::new(db, args.body_bytes);
+            routes(move |headers: HeaderMap, request: Bytes| floor.clone().handle(headers, request))
+        }
         (Some(url), Some(statement)) => {
-            // The servers' own pool settings, with this many connections.
-            let settings = sqlkit::PoolSettings {
-                max_connections: args.pool,
-                ..mcp_door::DEFAULT_POOL
-            };
             let db = sqlkit::Db::open(&url, &settings)
                 .await
                 .with_context(|| format!("opening {url}"))?;
@@ -83,7 +96,8 @@ pub async fn serve(args: BaselineArgs) -> anyhow::Result<()> {
                 }
             })
         }
-        _ => routes(move |request: Bytes| {
+        (Some(_), None) => anyhow::bail!("--database-url needs --statement or --turn"),
+        (None, _) => routes(move |request: Bytes| {
             let body = body.clone();
             async move {
                 // Take the request body, as a real handler must, then answer the constant.

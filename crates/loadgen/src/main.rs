@@ -7,6 +7,7 @@
 
 mod baseline;
 mod cpu;
+mod floor_turn;
 mod meta;
 mod pgbench;
 mod procfs;

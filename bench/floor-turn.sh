@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The floor under a commit on PostgreSQL, measured: how fast a server that does only what a
+# turn cannot do without commits, beside Sidequest and pgbench, in turns:
+#
+#   bash bench/floor-turn.sh
+#
+# Serves one database of 64 assignments (primed with 10 turns each) two ways, and seeds a
+# second one for pgbench (bench/seed.sql); then ROUNDS times, for each client count, three
+# windows in turn, each after a CHECKPOINT and WARMUP seconds of its own, DURATION seconds
+# measured:
+#   - sq:      Sidequest's player door, commit_play_turn driven by wrk (bench/wrk-commit.lua);
+#   - turn:    `loadgen baseline --turn`: a bare axum handler that parses the same request into
+#              a typed struct and writes it with bench/turn.sql's one statement on sqlkit's
+#              pool, driven by the same wrk script;
+#   - pgbench: bench/turn.sql under `pgbench -M prepared -j 2`, the commit target's reference.
+# What separates sq from turn is the MCP request itself (the edge checks, admission, JSON-RPC
+# framing, the schema check, the canonical hash, the receipt, the audit line, the metrics);
+# what separates turn from pgbench is an HTTP server in the middle (its exchange with the
+# client, a second process on each commit's path). One line a window: the rate, its ratio to
+# the round's pgbench window, and the CPU a commit of the server, PostgreSQL and the client.
+# Knobs: CLIENTS ("8 64"), ROUNDS (2), DURATION (10), WARMUP (2), POOL (16),
+# PG_URL (postgres://postgres@127.0.0.1:5432), OUT (target/bench/floor-turn-<timestamp>).
+# Needs wrk and target/release/{sidequest,loadgen}; nothing is built.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+CLIENTS=${CLIENTS:-"8 64"}
+ROUNDS=${ROUNDS:-2}
+DURATION=${DURATION:-10}
+WARMUP=${WARMUP:-2}
+POOL=${POOL:-16}
+PG_URL=${PG_URL:-postgres://postgres@127.0.0.1:5432}
+PG_ADMIN_DB=postgres
+OUT=${OUT:-$ROOT/target/bench/floor-turn-$(date +%Y%m%d-%H%M%S)}
+LG=$ROOT/target/release/loadgen
+SQ=$ROOT/target/release/sidequest
+WORK=$OUT/work
+mkdir -p "$WORK"
+DB="sq_floor_turn_$$"
+PB_DB="sq_floor_turn_pgbench_$$"
+# shellcheck source=lib.sh
+source bench/lib.sh
+
+PIDS=()
+cleanup() {
+    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    for db in "$DB" "$PB_DB"; do
+        psql -q "$PG_URL/postgres" -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
+    done
+}
+trap cleanup EXIT
+
+psql -q "$PG_URL/postgres" -c "CREATE DATABASE \"$DB\"" -c "CREATE DATABASE \"$PB_DB\"" >/dev/null
+"$SQ" --database-url "$PG_URL/$DB" demo --assignments 64 --json >"$WORK/tokens.json"
+"$SQ" --database-url "$PG_URL/$PB_DB" demo --assignments 1 --json >/dev/null
+psql -q -v ON_ERROR_STOP=1 -v n=64 "$PG_URL/$PB_DB" -f bench/seed.sql >/dev/null
+
+"$SQ" --database-url "$PG_URL/$DB" --log-format json serve --bind 127.0.0.1:0 \
+    --token-rate-per-minute 1000000 --token-concurrency 64 --global-concurrency 512 \
+    --pre-auth-concurrency 512 --db-max-connections "$POOL" >"$WORK/sq.log" 2>&1 &
+PIDS+=("$!")
+sq_url="http://$(wait_for_line "$WORK/sq.log" '"address":"[^"]+"' "${PIDS[-1]}" | cut -d'"' -f4)/play/mcp"
+"$LG" prime --url "$sq_url" --tokens-file "$WORK/tokens.json" --clients 64 --turns 10
+# The size of a commit's answer, for the floor's.
+bytes=$(jq -r '.response_bytes' <("$LG" run --name size --duration-secs 1 --warmup-secs 0 --json \
+    --url "$sq_url" --tokens-file "$WORK/tokens.json" --clients 1 --tool commit_play_turn))
+
+# Started through a link of its own name, so that its windows' CPU is its own.
+ln -sf "$LG" "$WORK/loadgen-turn"
+"$WORK/loadgen-turn" baseline --body-bytes "$bytes" --database-url "$PG_URL/$DB" --turn \
+    --pool "$POOL" >"$WORK/turn.out" &
+PIDS+=("$!")
+turn_url=$(wait_for_line "$WORK/turn.out" '^http://.*' "${PIDS[-1]}")/play/mcp
+
+turn_vars
+log "commit_play_turn, $bytes-byte answers"
+for c in $CLIENTS; do
+    for r in $(seq 1 "$ROUNDS"); do
+        pb="pgbench-$c-$r"
+        for side in sq turn; do
+            case $side in
+                sq) url=$sq_url server=sidequest ;;
+                turn) url=$turn_url server=loadgen-turn ;;
+            esac
+            checkpoint
+            measure_wrk "$side-$c-$r" "$url" "$WORK/tokens.json" "$c" "$server" commit_play_turn
+        done
+        checkpoint
+        "$LG" cpu --warmup-secs "$WARMUP" --duration-secs "$DURATION" --cpu-name postgres \
+            --cpu-name pgbench >"$WORK/$pb.cpu" &
+        watcher=$!
+        rm -f "$WORK/$pb".log*
+        pgbench -n -M prepared -c "$c" -j 2 -T "$((WARMUP + DURATION))" -f bench/turn.sql \
+            -l --log-prefix="$WORK/$pb.log" "${TURN_VARS[@]}" "$PG_URL/$PB_DB" >"$WORK/$pb.txt" 2>&1 \
+            || { cat "$WORK/$pb.txt" >&2; exit 1; }
+        wait "$watcher"
+        "$LG" pgbench --name "$pb" --clients "$c" --warmup-secs "$WARMUP" --duration-secs "$DURATION" \
+            --cpu-file "$WORK/$pb.cpu" --json "$WORK/$pb".log* >"$OUT/$pb.json"
+        for side in sq turn pgbench; do
+            jq -rn --slurpfile a "$OUT/$side-$c-$r.json" --slurpfile p "$OUT/$pb.json" '
+                def f: . // 0 | round;
+                $a[0] as $a | "\($a.name): \($a.rps | round)/s = \($a.rps / $p[0].rps * 100 | round / 100) of pgbench   µs a commit: server \($a.cpu.server.us_per_request | f), postgres \($a.cpu.named.postgres.us_per_request | f), client \($a.cpu.loadgen.us_per_request | f), busy \($a.cpu.machine_busy_pct | f)%"'
+        done
+    done
+done
+echo "results in $OUT"
