@@ -53,14 +53,11 @@ trap cleanup EXIT
 
 psql -q "$PG_URL/postgres" -c "CREATE DATABASE \"$DB\"" -c "CREATE DATABASE \"$PB_DB\"" >/dev/null
 "$SQ" --database-url "$PG_URL/$DB" demo --assignments 64 --json >"$WORK/tokens.json"
-"$SQ" --database-url "$PG_URL/$PB_DB" demo --assignments 1 --json >/dev/null
-psql -q -v ON_ERROR_STOP=1 -v n=64 "$PG_URL/$PB_DB" -f bench/seed.sql >/dev/null
+seed_pgbench "$PG_URL/$PB_DB" 64
 
-"$SQ" --database-url "$PG_URL/$DB" --log-format json serve --bind 127.0.0.1:0 \
-    --token-rate-per-minute 1000000 --token-concurrency 64 --global-concurrency 512 \
-    --pre-auth-concurrency 512 --db-max-connections "$POOL" >"$WORK/sq.log" 2>&1 &
-PIDS+=("$!")
-sq_url="http://$(wait_for_line "$WORK/sq.log" '"address":"[^"]+"' "${PIDS[-1]}" | cut -d'"' -f4)/play/mcp"
+serve_sidequest "$PG_URL/$DB" "$POOL" "$WORK/sq.log"
+PIDS+=("$SERVED")
+sq_url=$SERVED_URL
 "$LG" prime --url "$sq_url" --tokens-file "$WORK/tokens.json" --clients 64 --turns 10
 # The size of a commit's answer, for the floor's.
 bytes=$(jq -r '.response_bytes' <("$LG" run --name size --duration-secs 1 --warmup-secs 0 --json \
@@ -86,17 +83,7 @@ for c in $CLIENTS; do
             checkpoint
             measure_wrk "$side-$c-$r" "$url" "$WORK/tokens.json" "$c" "$server" commit_play_turn
         done
-        checkpoint
-        "$LG" cpu --warmup-secs "$WARMUP" --duration-secs "$DURATION" --cpu-name postgres \
-            --cpu-name pgbench >"$WORK/$pb.cpu" &
-        watcher=$!
-        rm -f "$WORK/$pb".log*
-        pgbench -n -M prepared -c "$c" -j 2 -T "$((WARMUP + DURATION))" -f bench/turn.sql \
-            -l --log-prefix="$WORK/$pb.log" "${TURN_VARS[@]}" "$PG_URL/$PB_DB" >"$WORK/$pb.txt" 2>&1 \
-            || { cat "$WORK/$pb.txt" >&2; exit 1; }
-        wait "$watcher"
-        "$LG" pgbench --name "$pb" --clients "$c" --warmup-secs "$WARMUP" --duration-secs "$DURATION" \
-            --cpu-file "$WORK/$pb.cpu" --json "$WORK/$pb".log* >"$OUT/$pb.json"
+        measure_pgbench "$pb" "$c" bench/turn.sql "$PG_URL/$PB_DB"
         for side in sq turn pgbench; do
             jq -rn --slurpfile a "$OUT/$side-$c-$r.json" --slurpfile p "$OUT/$pb.json" '
                 def f: . // 0 | round;

@@ -46,11 +46,9 @@ trap cleanup EXIT
 psql -q "$PG_URL/postgres" -c "CREATE DATABASE \"$DB\"" >/dev/null
 "$SQ" --database-url "$PG_URL/$DB" demo --assignments 64 --json >"$WORK/tokens.json"
 
-"$SQ" --database-url "$PG_URL/$DB" --log-format json serve --bind 127.0.0.1:0 \
-    --token-rate-per-minute 1000000 --token-concurrency 64 --global-concurrency 512 \
-    --pre-auth-concurrency 512 --db-max-connections "$POOL" >"$WORK/sq.log" 2>&1 &
-PIDS+=("$!")
-sq_url="http://$(wait_for_line "$WORK/sq.log" '"address":"[^"]+"' "${PIDS[-1]}" | cut -d'"' -f4)/play/mcp"
+serve_sidequest "$PG_URL/$DB" "$POOL" "$WORK/sq.log"
+PIDS+=("$SERVED")
+sq_url=$SERVED_URL
 # The size of a fresh answer, for both constant bodies.
 bytes=$(curl -s "$sq_url" -H 'content-type: application/json' \
     -H "authorization: Bearer $(jq -r '.assignments[0].token' "$WORK/tokens.json")" \

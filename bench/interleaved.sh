@@ -7,8 +7,8 @@
 # Serves one PostgreSQL database with Sidequest (bench/run.sh's admission settings, pool 16,
 # 64 assignments primed with 10 turns) and seeds a second one for pgbench (bench/seed.sql), then
 # ROUNDS times, for each client count: `commit_play_turn` driven by loadgen for SECS seconds,
-# then bench/turn.sql driven by `pgbench -M prepared -j 2` for SECS seconds, each after
-# WARMUP seconds of its own, with the CPU of the server, PostgreSQL and the client recorded.
+# then bench/turn.sql driven by `pgbench -M prepared -j 2` for SECS seconds, each after a
+# CHECKPOINT and WARMUP seconds of its own, with the CPU of the server, PostgreSQL and the client recorded.
 # Prints one line a pair (both rates, their ratio, the CPU a commit of each side) and the
 # median ratio per client count; every window's JSON is kept under OUT.
 # Knobs: ROUNDS (3), CLIENTS ("8 64"), SECS (10), WARMUP (2), PG_URL
@@ -25,7 +25,9 @@ PG_URL=${PG_URL:-postgres://postgres@127.0.0.1:5432}
 OUT=${OUT:-$ROOT/target/bench/interleaved-$(date +%Y%m%d-%H%M%S)}
 SQ=$ROOT/target/release/sidequest
 LG=$ROOT/target/release/loadgen
-mkdir -p "$OUT"
+WORK=$OUT/work
+DURATION=$SECS
+mkdir -p "$WORK"
 SQ_DB="sq_il_$$"
 PB_DB="sq_il_pgbench_$$"
 SERVER=""
@@ -41,14 +43,10 @@ source bench/lib.sh
 
 psql -q "$PG_URL/postgres" -c "CREATE DATABASE \"$SQ_DB\"" -c "CREATE DATABASE \"$PB_DB\"" >/dev/null
 "$SQ" --database-url "$PG_URL/$SQ_DB" demo --assignments 64 --json >"$OUT/tokens.json"
-"$SQ" --database-url "$PG_URL/$PB_DB" demo --assignments 1 --json >/dev/null
-psql -q -v ON_ERROR_STOP=1 -v n=64 "$PG_URL/$PB_DB" -f bench/seed.sql >/dev/null
+seed_pgbench "$PG_URL/$PB_DB" 64
 
-"$SQ" --database-url "$PG_URL/$SQ_DB" --log-format json serve --bind 127.0.0.1:0 \
-    --token-rate-per-minute 1000000 --token-concurrency 64 --global-concurrency 512 \
-    --pre-auth-concurrency 512 --db-max-connections 16 >"$OUT/server.log" 2>&1 &
-SERVER=$!
-url="http://$(wait_for_line "$OUT/server.log" '"address":"[^"]+"' "$SERVER" | cut -d'"' -f4)/play/mcp"
+serve_sidequest "$PG_URL/$SQ_DB" 16 "$OUT/server.log"
+SERVER=$SERVED url=$SERVED_URL
 "$LG" prime --url "$url" --tokens-file "$OUT/tokens.json" --clients 64 --turns 10
 
 turn_vars
@@ -57,19 +55,11 @@ for c in $CLIENTS; do
     ratios=()
     for r in $(seq 1 "$ROUNDS"); do
         sq="commit-$c-$r" pb="pgbench-$c-$r"
+        checkpoint
         "$LG" run --name "$sq" --duration-secs "$SECS" --warmup-secs "$WARMUP" --json --url "$url" \
             --tokens-file "$OUT/tokens.json" --clients "$c" --tool commit_play_turn \
             --server-pid "$SERVER" --cpu-name postgres >"$OUT/$sq.json"
-        "$LG" cpu --warmup-secs "$WARMUP" --duration-secs "$SECS" --cpu-name postgres \
-            --cpu-name pgbench >"$OUT/$pb.cpu" &
-        watcher=$!
-        rm -f "$OUT/$pb".log*
-        pgbench -n -M prepared -c "$c" -j 2 -T "$((WARMUP + SECS))" -f bench/turn.sql \
-            -l --log-prefix="$OUT/$pb.log" "${TURN_VARS[@]}" "$PG_URL/$PB_DB" >"$OUT/$pb.txt" 2>&1 \
-            || { cat "$OUT/$pb.txt" >&2; exit 1; }
-        wait "$watcher"
-        "$LG" pgbench --name "$pb" --clients "$c" --warmup-secs "$WARMUP" --duration-secs "$SECS" \
-            --cpu-file "$OUT/$pb.cpu" --json "$OUT/$pb".log* >"$OUT/$pb.json"
+        measure_pgbench "$pb" "$c" bench/turn.sql "$PG_URL/$PB_DB"
         ratio=$(jq -n --slurpfile a "$OUT/$sq.json" --slurpfile b "$OUT/$pb.json" '$a[0].rps / $b[0].rps')
         ratios+=("$ratio")
         jq -rn --slurpfile a "$OUT/$sq.json" --slurpfile b "$OUT/$pb.json" --arg c "$c" --arg r "$r" '

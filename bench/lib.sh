@@ -18,6 +18,25 @@ wait_for_line() {
     return 1
 }
 
+# serve_sidequest DATABASE_URL POOL LOG [ARGS...]: `$SQ serve` in the background on a free
+# port with the benchmarks' admission (raised past every client count), POOL connections, JSON
+# logs to LOG and ARGS; sets SERVED (its pid) and SERVED_URL (its player door) once it listens.
+serve_sidequest() {
+    local url=$1 pool=$2 logfile=$3
+    "$SQ" --database-url "$url" --log-format json serve --bind 127.0.0.1:0 \
+        --token-rate-per-minute 1000000 --token-concurrency 64 --global-concurrency 512 \
+        --pre-auth-concurrency 512 --db-max-connections "$pool" "${@:4}" >"$logfile" 2>&1 &
+    SERVED=$!
+    SERVED_URL="http://$(wait_for_line "$logfile" '"address":"[^"]+"' "$SERVED" | cut -d'"' -f4)/play/mcp"
+}
+
+# seed_pgbench DATABASE_URL N: the schema (`$SQ demo`, one assignment) and N more assignments
+# with predictable ids and play tokens (bench/seed.sql), for pgbench's client i on assignment i.
+seed_pgbench() {
+    "$SQ" --database-url "$1" demo --assignments 1 --json >/dev/null
+    psql -q -v ON_ERROR_STOP=1 -v n="$2" "$1" -f "$ROOT/bench/seed.sql" >/dev/null
+}
+
 # measure_wrk NAME URL TOKENS CLIENTS SERVER_NAME [TOOL]: get_play_context (bench/wrk-read.lua)
 # or, with TOOL commit_play_turn, turns (bench/wrk-commit.lua: client i on assignment i, one
 # turn at a time) driven by wrk with CLIENTS connections on two threads, every answer checked; a
@@ -45,7 +64,32 @@ measure_wrk() {
 # a checkpoint inside whichever write window came next (seen on 2026-12-07: one in each of three
 # runs' windows, p99 up to 8 × p50).
 checkpoint() {
-    psql -q "$PG_URL/$PG_ADMIN_DB" -c CHECKPOINT >/dev/null
+    psql -q "$PG_URL/${PG_ADMIN_DB:-postgres}" -c CHECKPOINT >/dev/null
+}
+
+# measure_pgbench NAME CLIENTS FILE DATABASE_URL: FILE under `pgbench -M prepared -j 2` with
+# CLIENTS clients and TURN_VARS, after a CHECKPOINT, for WARMUP + DURATION seconds while
+# `loadgen cpu` watches PostgreSQL and pgbench over the last DURATION. pgbench's output is kept
+# as $OUT/NAME.txt, its per-transaction log under $WORK/pgbench, and the window (cut as
+# loadgen's runs are) as $OUT/NAME.json. Needs LG, OUT, WORK, WARMUP, DURATION, TURN_VARS.
+measure_pgbench() {
+    local name=$1 clients=$2 file=$3 url=$4 watcher
+    mkdir -p "$WORK/pgbench"
+    rm -f "$WORK/pgbench/$name".*
+    checkpoint
+    "$LG" cpu --warmup-secs "$WARMUP" --duration-secs "$DURATION" --cpu-name postgres \
+        --cpu-name pgbench >"$WORK/$name.cpu" &
+    watcher=$!
+    if ! pgbench -n -M prepared -c "$clients" -j 2 -T "$((WARMUP + DURATION))" -f "$file" \
+        -l --log-prefix="$WORK/pgbench/$name" "${TURN_VARS[@]}" "$url" >"$OUT/$name.txt" 2>&1; then
+        cat "$OUT/$name.txt" >&2
+        kill "$watcher" 2>/dev/null || true
+        return 1
+    fi
+    wait "$watcher"
+    "$LG" pgbench --name "$name" --clients "$clients" --warmup-secs "$WARMUP" \
+        --duration-secs "$DURATION" --cpu-file "$WORK/$name.cpu" --json "$WORK/pgbench/$name".* \
+        >"$OUT/$name.json"
 }
 
 # turn_vars: sets the array TURN_VARS to pgbench's -D variables of bench/turn.sql: texts of the

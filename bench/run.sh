@@ -170,14 +170,10 @@ for backend in $BACKENDS; do
     # A second set never played: get_play_context of a fresh assignment (a small answer).
     "$SQ" --database-url "$db_url" demo --assignments "$MAX_CLIENTS" --json >"$WORK/fresh-$backend.json"
 
-    "$SQ" --database-url "$db_url" --log-format json serve --bind 127.0.0.1:0 \
-        --token-rate-per-minute 1000000 --token-concurrency 64 --global-concurrency 512 \
-        --pre-auth-concurrency 512 --db-max-connections "$pool" --metrics-bind 127.0.0.1:0 \
-        ${READ_CACHE_BYTES:+--read-cache-bytes "$READ_CACHE_BYTES"} >"$WORK/server-$backend.log" 2>&1 &
-    server=$!
+    serve_sidequest "$db_url" "$pool" "$WORK/server-$backend.log" --metrics-bind 127.0.0.1:0 \
+        ${READ_CACHE_BYTES:+--read-cache-bytes "$READ_CACHE_BYTES"}
+    server=$SERVED url=$SERVED_URL
     PIDS+=("$server")
-    address=$(wait_for_line "$WORK/server-$backend.log" '"address":"[^"]+"' "$server" | cut -d'"' -f4)
-    url="http://$address/play/mcp"
     metrics=$(wait_for_line "$WORK/server-$backend.log" 'serving GET /metrics","address":"[^"]+"' "$server" | cut -d'"' -f5)
     log "$backend: server pid $server at $url (pool $pool); priming $PRIME_TURNS turns per assignment"
     "$LG" prime --url "$url" --tokens-file "$tokens" --clients "$MAX_CLIENTS" --turns "$PRIME_TURNS"
@@ -237,12 +233,10 @@ if [[ " $BACKENDS " == *" pg "* ]]; then
     db="sq_pgbench_$$"
     create_db "$db"
     log "pgbench: schema copy $db with $MAX_CLIENTS seeded assignments"
-    "$SQ" --database-url "$PG_URL/$db" demo --assignments 1 --json >/dev/null
-    psql -q -v ON_ERROR_STOP=1 -v n="$MAX_CLIENTS" "$PG_URL/$db" -f bench/seed.sql >/dev/null
+    seed_pgbench "$PG_URL/$db" "$MAX_CLIENTS"
     cat bench/request-reads.sql bench/turn.sql >"$WORK/request.sql"
 
     turn_vars
-    mkdir -p "$WORK/pgbench"
     # turn: the target's reference. request and context: informative (see docs/benchmarks.md).
     for script in turn request context; do
         case $script in
@@ -251,20 +245,7 @@ if [[ " $BACKENDS " == *" pg "* ]]; then
             context) file=bench/context.sql ;;
         esac
         for c in $CLIENTS; do
-            name="pgbench-$script-$c"
-            rm -f "$WORK/pgbench/$name".*
-            checkpoint
-            "$LG" cpu --warmup-secs "$WARMUP" --duration-secs "$DURATION" --cpu-name postgres \
-                --cpu-name pgbench >"$WORK/$name.cpu" &
-            watcher=$!
-            PIDS+=("$watcher")
-            pgbench -n -M prepared -c "$c" -j 2 -T "$((WARMUP + DURATION))" -f "$file" \
-                -l --log-prefix="$WORK/pgbench/$name" "${TURN_VARS[@]}" "$PG_URL/$db" >"$OUT/$name.txt" 2>&1 \
-                || { cat "$OUT/$name.txt" >&2; exit 1; }
-            wait "$watcher"
-            forget_pid "$watcher"
-            "$LG" pgbench --name "$name" --clients "$c" --warmup-secs "$WARMUP" --duration-secs "$DURATION" \
-                --cpu-file "$WORK/$name.cpu" --json "$WORK/pgbench/$name".* >"$OUT/$name.json"
+            measure_pgbench "pgbench-$script-$c" "$c" "$file" "$PG_URL/$db"
         done
     done
     drop_db "$db"

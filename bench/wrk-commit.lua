@@ -22,14 +22,11 @@
 -- Operation ids are UUID-shaped: this run's start second, the assignment, and a counter. Two
 -- runs on the same assignment cannot share one, since each run lasts longer than a second.
 
-local threads = {}
-local next_id = 0
-
-function setup(thread)
-    thread:set("thread_id", next_id)
-    next_id = next_id + 1
-    table.insert(threads, thread)
-end
+-- The threads' numbering, the tokens file and the closing line, shared with the other wrk
+-- script.
+local report = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "wrk-report.lua")
+setup = report.setup
+done = report.done
 
 errors = 0
 local salt = 0
@@ -55,13 +52,7 @@ local function json_string(s)
 end
 
 function init(args)
-    local f = assert(io.open(args[1], "r"))
-    local text = f:read("*a")
-    f:close()
-    local tokens = {}
-    for token in text:gmatch('"token"%s*:%s*"([^"]+)"') do
-        table.insert(tokens, token)
-    end
+    local tokens = report.tokens(args[1])
     local stride = tonumber(args[2]) or 1
     local clients = tonumber(args[3]) or #tokens
     assert(clients % stride == 0, clients .. " connections do not split over " .. stride .. " threads")
@@ -146,19 +137,4 @@ function response(status, _, answer)
         errors = errors + 1
     end
     table.insert(free, i)
-end
-
-function done(summary, latency, _)
-    local checked = 0
-    for _, thread in ipairs(threads) do
-        checked = checked + thread:get("errors")
-    end
-    io.write(string.format(
-        '{"requests":%d,"errors":%d,"socket_errors":%d,"duration_us":%d,'
-            .. '"p50_us":%d,"p99_us":%d,"max_us":%d,"bytes":%d}\n',
-        summary.requests, checked + summary.errors.status,
-        summary.errors.connect + summary.errors.read + summary.errors.write
-            + summary.errors.timeout,
-        summary.duration, latency:percentile(50), latency:percentile(99), latency.max,
-        summary.bytes))
 end

@@ -11,14 +11,11 @@
 -- is not an error counts as an error. At the end one JSON line, in the fields `loadgen wrk`
 -- reads: requests, errors, duration and latency (µs).
 
-local threads = {}
-local next_id = 0
-
-function setup(thread)
-    thread:set("thread_id", next_id)
-    next_id = next_id + 1
-    table.insert(threads, thread)
-end
+-- The threads' numbering, the tokens file and the closing line, shared with the other wrk
+-- script.
+local report = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "wrk-report.lua")
+setup = report.setup
+done = report.done
 
 local body = '{"jsonrpc":"2.0","id":1,"method":"tools/call",'
     .. '"params":{"name":"get_play_context","arguments":{}}}'
@@ -28,14 +25,7 @@ local i = 0
 errors = 0
 
 function init(args)
-    local f = assert(io.open(args[1], "r"))
-    local text = f:read("*a")
-    f:close()
-    local tokens = {}
-    for token in text:gmatch('"token"%s*:%s*"([^"]+)"') do
-        table.insert(tokens, token)
-    end
-    assert(#tokens > 0, "no tokens in " .. args[1])
+    local tokens = report.tokens(args[1])
     -- Thread k takes tokens k, k + T, k + 2T, ... (T threads; at least one each).
     local stride = tonumber(args[2]) or 1
     for k = thread_id + 1, #tokens, stride do
@@ -61,19 +51,4 @@ function response(status, headers, answer)
         or answer:find('"isError":true', 1, true)) then
         errors = errors + 1
     end
-end
-
-function done(summary, latency, _)
-    local checked = 0
-    for _, thread in ipairs(threads) do
-        checked = checked + thread:get("errors")
-    end
-    io.write(string.format(
-        '{"requests":%d,"errors":%d,"socket_errors":%d,"duration_us":%d,'
-            .. '"p50_us":%d,"p99_us":%d,"max_us":%d,"bytes":%d}\n',
-        summary.requests, checked + summary.errors.status,
-        summary.errors.connect + summary.errors.read + summary.errors.write
-            + summary.errors.timeout,
-        summary.duration, latency:percentile(50), latency:percentile(99), latency.max,
-        summary.bytes))
 end

@@ -25,7 +25,8 @@ pub struct BaselineArgs {
     #[arg(long, default_value_t = 4096)]
     body_bytes: usize,
     /// A PostgreSQL URL: each request first runs `--statement` on a pooled connection (sqlkit's
-    /// pool, as the servers use) and is answered only when it returns a row.
+    /// pool, as the servers use) and is answered only when it returns a row; or, with
+    /// `--turn`, is written as a turn.
     #[arg(long)]
     database_url: Option<String>,
     /// The statement run per request; `$1` is bound to the SHA-256 hex digest of the request's

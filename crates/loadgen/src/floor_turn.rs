@@ -103,17 +103,18 @@ impl Floor {
         };
         let token = mcp_door::bearer_token(&headers).unwrap_or_default();
         let digest = hex::encode(Sha256::digest(token.as_bytes()));
-        let known = self
-            .assignments
-            .lock()
-            .ok()
-            .and_then(|m| m.get(&digest).cloned());
-        let outcome = match (call.params.name.as_str(), known) {
-            ("commit_play_turn", Some(assignment)) => {
-                self.turn(&assignment, &digest, &call.params.arguments, &request)
-                    .await
+        let outcome = if call.params.name == "commit_play_turn" {
+            match self.assignment(&digest).await {
+                Ok(assignment) => {
+                    self.turn(&assignment, &digest, &call.params.arguments, &request)
+                        .await
+                }
+                Err(status) => Err(status),
             }
-            _ => self.version(&digest).await,
+        } else {
+            self.version(&digest)
+                .await
+                .map(|(_, version)| Some(version))
         };
         match outcome {
             Ok(Some(version)) => self.answer(call.id, version, false),
@@ -122,8 +123,21 @@ impl Floor {
         }
     }
 
+    /// The token's assignment: remembered, or read (on the token's first request).
+    async fn assignment(&self, digest: &str) -> Result<Arc<str>, StatusCode> {
+        let known = self
+            .assignments
+            .lock()
+            .ok()
+            .and_then(|m| m.get(digest).cloned());
+        match known {
+            Some(assignment) => Ok(assignment),
+            None => self.version(digest).await.map(|(assignment, _)| assignment),
+        }
+    }
+
     /// Reads the token's assignment and version, remembering the assignment.
-    async fn version(&self, digest: &str) -> Result<Option<i64>, StatusCode> {
+    async fn version(&self, digest: &str) -> Result<(Arc<str>, i64), StatusCode> {
         let row = sqlkit::sql(ASSIGNMENT)
             .bind(digest)
             .fetch_optional(&self.db)
@@ -134,10 +148,11 @@ impl Floor {
         };
         let id = row.text("id").map_err(|_| StatusCode::BAD_GATEWAY)?;
         let version = row.int("version").map_err(|_| StatusCode::BAD_GATEWAY)?;
+        let id: Arc<str> = Arc::from(id);
         if let Ok(mut m) = self.assignments.lock() {
-            m.insert(digest.to_owned(), Arc::from(id));
+            m.insert(digest.to_owned(), id.clone());
         }
-        Ok(Some(version))
+        Ok((id, version))
     }
 
     /// Writes the turn; `None` when its guard held it back (a stale version, a repeated
