@@ -8,7 +8,8 @@
 # 64 assignments primed with 10 turns) and seeds a second one for pgbench (bench/seed.sql), then
 # ROUNDS times, for each client count: `commit_play_turn` driven by loadgen for SECS seconds,
 # then bench/turn.sql driven by `pgbench -M prepared -j 2` for SECS seconds, each after a
-# CHECKPOINT and WARMUP seconds of its own, with the CPU of the server, PostgreSQL and the client recorded.
+# CHECKPOINT and WARMUP seconds of its own, with the CPU of the server, PostgreSQL and the
+# client recorded.
 # Prints one line a pair (both rates, their ratio, the CPU a commit of each side) and the
 # median ratio per client count; every window's JSON is kept under OUT.
 # Knobs: ROUNDS (3), CLIENTS ("8 64"), SECS (10), WARMUP (2), PG_URL

@@ -33,8 +33,8 @@
 # long for other compilations, i.e. `pgrep rustc`, to finish before measuring; default 0),
 # LOADGEN_THREADS (loadgen's Tokio workers; default one per CPU), READ_CACHE_BYTES (the server's
 # --read-cache-bytes; unset: its default, 0: no cache of rendered reads), USE_WRK (1 when wrk is
-# installed: the fresh-assignment reads, a bare handler of their body size and the commits are
-# also driven by wrk, bench/wrk-read.lua and bench/wrk-commit.lua; 0: not).
+# installed: both sets' reads, a bare handler of each answer's size and the commits are also
+# driven by wrk, bench/wrk-read.lua and bench/wrk-commit.lua; 0: not).
 set -euo pipefail
 
 DURATION=${DURATION:-15}
