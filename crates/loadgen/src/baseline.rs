@@ -49,8 +49,21 @@ const SHELL: &str =
 
 /// A JSON-RPC tool result of exactly `bytes` bytes (or the bare shell when that is larger).
 pub fn body(bytes: usize) -> String {
-    let pad = "x".repeat(bytes.saturating_sub(SHELL.len()));
-    SHELL.replacen(r#""text":"""#, &format!(r#""text":"{pad}""#), 1)
+    padded(SHELL, bytes)
+}
+
+/// `shell`, a tool result whose text content is empty, with that text padded so the whole is
+/// `bytes` long (or `shell` itself when that is longer).
+pub fn padded(shell: &str, bytes: usize) -> String {
+    let pad = "x".repeat(bytes.saturating_sub(shell.len()));
+    shell.replacen(r#""text":"""#, &format!(r#""text":"{pad}""#), 1)
+}
+
+/// The SHA-256 hex digest of the request's bearer token (of nothing, without one), as the
+/// servers look a play token up.
+pub fn token_digest(headers: &HeaderMap) -> String {
+    let token = mcp_door::bearer_token(headers).unwrap_or_default();
+    hex::encode(Sha256::digest(token.as_bytes()))
 }
 
 /// Serves the constant body until SIGINT/SIGTERM.
@@ -83,8 +96,7 @@ pub async fn serve(args: BaselineArgs) -> anyhow::Result<()> {
                 let (body, db) = (body.clone(), db.clone());
                 async move {
                     drop(request);
-                    let token = mcp_door::bearer_token(&headers).unwrap_or_default();
-                    let digest = hex::encode(Sha256::digest(token.as_bytes()));
+                    let digest = token_digest(&headers);
                     match sqlkit::sql(statement)
                         .bind(digest.as_str())
                         .fetch_optional(&db)

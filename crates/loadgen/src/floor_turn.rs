@@ -101,16 +101,9 @@ impl Floor {
         let Ok(call) = serde_json::from_slice::<Call>(&request) else {
             return StatusCode::BAD_REQUEST.into_response();
         };
-        let token = mcp_door::bearer_token(&headers).unwrap_or_default();
-        let digest = hex::encode(Sha256::digest(token.as_bytes()));
+        let digest = crate::baseline::token_digest(&headers);
         let outcome = if call.params.name == "commit_play_turn" {
-            match self.assignment(&digest).await {
-                Ok(assignment) => {
-                    self.turn(&assignment, &digest, &call.params.arguments, &request)
-                        .await
-                }
-                Err(status) => Err(status),
-            }
+            self.turn(&digest, &call.params.arguments, &request).await
         } else {
             self.version(&digest)
                 .await
@@ -159,11 +152,11 @@ impl Floor {
     /// operation, a dead token).
     async fn turn(
         &self,
-        assignment: &str,
         digest: &str,
         turn: &Turn,
         request: &[u8],
     ) -> Result<Option<i64>, StatusCode> {
+        let assignment = self.assignment(digest).await?;
         let next = turn.expected_version + 1;
         let now = mcp_door::Clock::now_millis(&mcp_door::SystemClock);
         let ids = [Uuid::new_v4().to_string(), Uuid::new_v4().to_string()];
@@ -177,7 +170,7 @@ impl Floor {
         );
         let hash = hex::encode(Sha256::digest(request));
         let row = sqlkit::sql(TURN)
-            .bind(assignment)
+            .bind(&*assignment)
             .bind(turn.expected_version)
             .bind(next)
             .bind(turn.memory_markdown.as_str())
@@ -214,8 +207,7 @@ fn answer(id: i64, version: i64, is_error: bool, bytes: usize) -> String {
     let shell = format!(
         r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""}}],"structuredContent":{{"version":{version}}},"isError":{is_error}}}}}"#
     );
-    let pad = "x".repeat(bytes.saturating_sub(shell.len()));
-    shell.replacen(r#""text":"""#, &format!(r#""text":"{pad}""#), 1)
+    crate::baseline::padded(&shell, bytes)
 }
 
 #[cfg(test)]
