@@ -315,6 +315,11 @@ impl Catalog {
                 message: format!("unknown tool {name}"),
             }];
         };
+        // Valid arguments (nearly every call) are answered by the short-circuiting check; the
+        // errors are collected only for arguments it refuses.
+        if entry.validator.is_valid(arguments) {
+            return Vec::new();
+        }
         entry
             .validator
             .iter_errors(arguments)
@@ -341,4 +346,47 @@ pub fn tool_json(value: Value) -> CallToolResult {
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = Some(value);
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn catalog() -> Catalog {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "id": {"type": "string", "format": "uuid"},
+                "n": {"type": "integer", "minimum": 1, "maximum": 3}
+            },
+            "required": ["id"],
+            "additionalProperties": false
+        });
+        let decl = ToolDecl::new("t", "T", "A tool.", schema, |_ctx, _args| async {
+            Ok(CallToolResult::success(Vec::new()))
+        });
+        Catalog::new(vec![decl]).expect("the schema compiles")
+    }
+
+    #[test]
+    fn valid_arguments_have_no_violations_and_invalid_ones_list_each() {
+        let c = catalog();
+        let id = "6f1c2b1e-4c5d-4e8f-9a0b-1c2d3e4f5a6b";
+        assert!(c.validate("t", &json!({"id": id})).is_empty());
+        assert!(c.validate("t", &json!({"id": id, "n": 3})).is_empty());
+
+        // One past the bound, a bad format and an undeclared key: every violation is listed,
+        // each at its pointer.
+        let found = c.validate("t", &json!({"id": "nope", "n": 4, "x": true}));
+        let mut pointers: Vec<&str> = found.iter().map(|v| v.pointer.as_str()).collect();
+        pointers.sort_unstable();
+        assert_eq!(pointers, ["/", "/id", "/n"], "{found:?}");
+        assert!(found.iter().all(|v| !v.message.is_empty()));
+
+        let missing = c.validate("t", &json!({}));
+        assert_eq!(missing.len(), 1);
+        assert_eq!(missing[0].pointer, "/");
+        assert!(missing[0].message.contains("id"), "{missing:?}");
+    }
 }

@@ -3,6 +3,8 @@
 //! replay, refuse or write. It owns the types of that decision ([`OperationState`] in,
 //! [`Decision`] out); how the store reads, guards and writes them is the store's.
 
+use std::io::Write;
+
 use serde::Deserialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -303,10 +305,17 @@ impl FinishArgs {
 /// SHA-256 (hex) of a value's canonical JSON: `serde_json`'s map is ordered by key (a
 /// struct passed here declares its fields in key order), and its compact form writes no
 /// insignificant whitespace. The JSON is streamed into the hash (the same bytes as
-/// `to_string`, never gathered: a turn is up to 16 KB).
+/// `to_string`, never gathered whole: a turn is up to 16 KB). The JSON writer's many small
+/// pieces (every escape is one) reach the hash through a 4 KB buffer, in few large updates.
 pub fn canonical_hash(value: &impl serde::Serialize) -> String {
     let mut hasher = Sha256::new();
-    if serde_json::to_writer(&mut hasher, value).is_err() {
+    let written = {
+        let mut buffered = std::io::BufWriter::with_capacity(4096, &mut hasher);
+        serde_json::to_writer(&mut buffered, value)
+            .map_err(std::io::Error::from)
+            .and_then(|()| buffered.flush())
+    };
+    if written.is_err() {
         // Unreachable: a hasher never refuses bytes, and these values (maps, strings,
         // integers) always serialize. Were the writer at fault, the gathered form gives the
         // same hash.
