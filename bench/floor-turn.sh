@@ -59,6 +59,7 @@ serve_sidequest "$PG_URL/$DB" "$POOL" "$WORK/sq.log"
 PIDS+=("$SERVED")
 sq_url=$SERVED_URL
 "$LG" prime --url "$sq_url" --tokens-file "$WORK/tokens.json" --clients 64 --turns 10
+fill "$PG_URL/$DB"
 # The size of a commit's answer, for the floor's.
 bytes=$(jq -r '.response_bytes' <("$LG" run --name size --duration-secs 1 --warmup-secs 0 --json \
     --url "$sq_url" --tokens-file "$WORK/tokens.json" --clients 1 --tool commit_play_turn))

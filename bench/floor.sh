@@ -45,6 +45,7 @@ trap cleanup EXIT
 
 psql -q "$PG_URL/postgres" -c "CREATE DATABASE \"$DB\"" >/dev/null
 "$SQ" --database-url "$PG_URL/$DB" demo --assignments 64 --json >"$WORK/tokens.json"
+fill "$PG_URL/$DB"
 
 serve_sidequest "$PG_URL/$DB" "$POOL" "$WORK/sq.log"
 PIDS+=("$SERVED")

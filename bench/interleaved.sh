@@ -49,6 +49,7 @@ seed_pgbench "$PG_URL/$PB_DB" 64
 serve_sidequest "$PG_URL/$SQ_DB" 16 "$OUT/server.log"
 SERVER=$SERVED url=$SERVED_URL
 "$LG" prime --url "$url" --tokens-file "$OUT/tokens.json" --clients 64 --turns 10
+fill "$PG_URL/$SQ_DB"
 
 turn_vars
 

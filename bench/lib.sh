@@ -31,10 +31,18 @@ serve_sidequest() {
 }
 
 # seed_pgbench DATABASE_URL N: the schema (`$SQ demo`, one assignment) and N more assignments
-# with predictable ids and play tokens (bench/seed.sql), for pgbench's client i on assignment i.
+# with predictable ids and play tokens (bench/seed.sql), for pgbench's client i on assignment i;
+# then `fill`ed, as the server's database is.
 seed_pgbench() {
     "$SQ" --database-url "$1" demo --assignments 1 --json >/dev/null
     psql -q -v ON_ERROR_STOP=1 -v n="$2" "$1" -f "$ROOT/bench/seed.sql" >/dev/null
+    fill "$1"
+}
+
+# fill DATABASE_URL: FILLER (default 10000) assignments no client uses, and ANALYZE
+# (bench/filler.sql), so that a server's database and pgbench's plan on the same statistics.
+fill() {
+    psql -q -v ON_ERROR_STOP=1 -v n="${FILLER:-10000}" "$1" -f "$ROOT/bench/filler.sql" >/dev/null
 }
 
 # measure_wrk NAME URL TOKENS CLIENTS SERVER_NAME [TOOL]: get_play_context (bench/wrk-read.lua)

@@ -47,7 +47,8 @@ fn deltas<'b>(a: &Snapshot, b: &'b Snapshot) -> Vec<(u32, &'b str, u64)> {
 /// The CPU report between two snapshots, in % of one core (like `top`) and µs per request;
 /// the machine's busy share in % of all cores. `server` and `names` pick out the processes
 /// under test; `others_pct` is the rest of the machine's busy time (`niced_pct` of it at a
-/// positive nice value), `others_top` the busiest other processes alive at both ends.
+/// positive nice value, `steal_pct` of it taken by the hypervisor for other guests),
+/// `others_top` the busiest other processes alive at both ends.
 pub fn report(
     a: &Snapshot,
     b: &Snapshot,
@@ -95,6 +96,7 @@ pub fn report(
     // test binaries that start and end inside the window escape the per-process snapshots).
     let others_ticks = machine.map(|(m0, m1)| m1.busy.saturating_sub(m0.busy).saturating_sub(ours));
     let niced_ticks = machine.map(|(m0, m1)| m1.nice.saturating_sub(m0.nice));
+    let steal_ticks = machine.map(|(m0, m1)| m1.steal.saturating_sub(m0.steal));
     json!({
         "window_secs": round(secs),
         "cores": std::thread::available_parallelism().map_or(0, usize::from),
@@ -104,6 +106,7 @@ pub fn report(
         "named": named.into_iter().map(|(n, t)| (n.to_owned(), entry(t))).collect::<Map<String, Value>>(),
         "others_pct": others_ticks.map(pct),
         "niced_pct": niced_ticks.map(pct),
+        "steal_pct": steal_ticks.map(pct),
         "others_top": others.iter().take(3).map(|(n, t)| json!({"name": n, "pct": pct(*t)})).collect::<Vec<_>>(),
     })
 }
@@ -188,6 +191,7 @@ mod tests {
             machine: Some(procfs::MachineTicks {
                 busy: 10 * t,
                 nice: t,
+                steal: t / 2,
                 total: 20 * t,
             }),
         };
@@ -200,6 +204,7 @@ mod tests {
         // busy 1000 ticks in 1 s, ours 100 + 200 + 200
         assert_eq!(r["others_pct"], 500.0);
         assert_eq!(r["niced_pct"], 100.0);
+        assert_eq!(r["steal_pct"], 50.0);
         assert_eq!(r["others_top"][0]["name"], "rustc");
         assert_eq!(r["machine_busy_pct"], 50.0);
     }

@@ -62,6 +62,9 @@ pub struct MachineTicks {
     pub busy: u64,
     /// Of which at a positive nice value: background builds and tests, never our processes.
     pub nice: u64,
+    /// Of which stolen: time this virtual machine's CPUs were ready to run but the hypervisor
+    /// ran another guest. Busy for the window's arithmetic, but nobody's work here.
+    pub steal: u64,
     pub total: u64,
 }
 
@@ -81,6 +84,7 @@ fn parse_machine(text: &str) -> Option<MachineTicks> {
     Some(MachineTicks {
         busy: total - idle,
         nice: *v.get(1)?,
+        steal: v.get(7).copied().unwrap_or(0),
         total,
     })
 }
@@ -107,6 +111,7 @@ mod tests {
             MachineTicks {
                 busy: 156,
                 nice: 20,
+                steal: 3,
                 total: 561
             }
         );
