@@ -35,14 +35,21 @@ serve_sidequest() {
 # then `fill`ed, as the server's database is.
 seed_pgbench() {
     "$SQ" --database-url "$1" demo --assignments 1 --json >/dev/null
-    psql -q -v ON_ERROR_STOP=1 -v n="$2" "$1" -f "$ROOT/bench/seed.sql" >/dev/null
+    psql -q -v ON_ERROR_STOP=1 -v n="$2" -v block=8000 -v mark= "$1" -f "$ROOT/bench/seed.sql" \
+        >/dev/null
     fill "$1"
 }
 
-# fill DATABASE_URL: FILLER (default 10000) assignments no client uses, and ANALYZE
-# (bench/filler.sql), so that a server's database and pgbench's plan on the same statistics.
+# fill DATABASE_URL: FILLER (default 10000) assignments and play tokens no client uses
+# (bench/seed.sql, ids of block 9000, digests marked f), then ANALYZE. Both sides of a pgbench
+# comparison get it, the server's database after priming and pgbench's copy after seeding, so
+# that both plan their statements on the same statistics, those of a service with thousands of
+# assignments: index scans. (Until 2026-12-07, ninth session, only pgbench's 65-row tables were
+# analyzed: the planner scanned them whole and hashed, twice PostgreSQL's CPU a read, while the
+# server's database was analyzed whenever autovacuum came by.)
 fill() {
-    psql -q -v ON_ERROR_STOP=1 -v n="${FILLER:-10000}" "$1" -f "$ROOT/bench/filler.sql" >/dev/null
+    psql -q -v ON_ERROR_STOP=1 -v n="${FILLER:-10000}" -v block=9000 -v mark=f "$1" \
+        -f "$ROOT/bench/seed.sql" -c ANALYZE >/dev/null
 }
 
 # measure_wrk NAME URL TOKENS CLIENTS SERVER_NAME [TOOL]: get_play_context (bench/wrk-read.lua)

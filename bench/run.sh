@@ -177,7 +177,7 @@ for backend in $BACKENDS; do
     metrics=$(wait_for_line "$WORK/server-$backend.log" 'serving GET /metrics","address":"[^"]+"' "$server" | cut -d'"' -f5)
     log "$backend: server pid $server at $url (pool $pool); priming $PRIME_TURNS turns per assignment"
     "$LG" prime --url "$url" --tokens-file "$tokens" --clients "$MAX_CLIENTS" --turns "$PRIME_TURNS"
-    # pgbench's copy gets the same filler and statistics (lib.sh `seed_pgbench`).
+    # the same filler and statistics as pgbench's copy (lib.sh `fill`).
     if [[ $backend == pg ]]; then fill "$db_url"; fi
 
     for c in $CLIENTS; do
