@@ -46,7 +46,7 @@ seed_pgbench() {
 # that both plan their statements on the same statistics, those of a service with thousands of
 # assignments: index scans. (Until 2026-12-07, ninth session, only pgbench's 65-row tables were
 # analyzed: the planner scanned them whole and hashed, twice PostgreSQL's CPU a read, while the
-# server's database was analyzed whenever autovacuum came by.)
+# server's database had no statistics, autovacuum being off or coming at a moment of its own.)
 fill() {
     psql -q -v ON_ERROR_STOP=1 -v n="${FILLER:-10000}" -v block=9000 -v mark=f "$1" \
         -f "$ROOT/bench/seed.sql" -c ANALYZE >/dev/null
