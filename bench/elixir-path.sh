@@ -41,23 +41,18 @@ EX=${ELIXIR_BIN:-$ROOT/target/release/elixir}
 LG=${LOADGEN_BIN:-$ROOT/target/release/loadgen}
 
 DB=elixir_path_$$
-PIDS=()
+# shellcheck source=lib.sh
+source "$ROOT/bench/lib.sh"
 cleanup() {
-    for pid in "${PIDS[@]}"; do
-        kill -TERM "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
-    psql -q "$PG_URL/$PG_ADMIN_DB" -c "DROP DATABASE IF EXISTS \"$DB\" WITH (FORCE)" >/dev/null 2>&1 || true
+    release
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-# shellcheck source=lib.sh
-source "$ROOT/bench/lib.sh"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 case $BACKEND in
     pg)
-        psql -q "$PG_URL/$PG_ADMIN_DB" -c "CREATE DATABASE \"$DB\"" >/dev/null
+        create_db "$DB"
         URL=$PG_URL/$DB
         "$EX" --database-url "$URL" migrate >/dev/null
         psql -q "$URL" >/dev/null <<'SQL'

@@ -40,26 +40,10 @@ DB="sq_floor_turn_$$"
 PB_DB="sq_floor_turn_pgbench_$$"
 # shellcheck source=lib.sh
 source bench/lib.sh
+trap release EXIT
 
-PIDS=()
-cleanup() {
-    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-    for db in "$DB" "$PB_DB"; do
-        psql -q "$PG_URL/postgres" -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
-    done
-}
-trap cleanup EXIT
-
-psql -q "$PG_URL/postgres" -c "CREATE DATABASE \"$DB\"" -c "CREATE DATABASE \"$PB_DB\"" >/dev/null
-"$SQ" --database-url "$PG_URL/$DB" demo --assignments 64 --json >"$WORK/tokens.json"
-seed_pgbench "$PG_URL/$PB_DB" 64
-
-serve_sidequest "$PG_URL/$DB" "$POOL" "$WORK/sq.log"
-PIDS+=("$SERVED")
+beside_pgbench "$DB" "$PB_DB" "$WORK/tokens.json" "$WORK/sq.log" "$POOL"
 sq_url=$SERVED_URL
-"$LG" prime --url "$sq_url" --tokens-file "$WORK/tokens.json" --clients 64 --turns 10
-fill "$PG_URL/$DB"
 # The size of a commit's answer, for the floor's.
 bytes=$(jq -r '.response_bytes' <("$LG" run --name size --duration-secs 1 --warmup-secs 0 --json \
     --url "$sq_url" --tokens-file "$WORK/tokens.json" --clients 1 --tool commit_play_turn))

@@ -34,16 +34,9 @@ mkdir -p "$WORK"
 DB="sq_floor_$$"
 # shellcheck source=lib.sh
 source bench/lib.sh
+trap release EXIT
 
-PIDS=()
-cleanup() {
-    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-    psql -q "$PG_URL/postgres" -c "DROP DATABASE IF EXISTS \"$DB\" WITH (FORCE)" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-
-psql -q "$PG_URL/postgres" -c "CREATE DATABASE \"$DB\"" >/dev/null
+create_db "$DB"
 "$SQ" --database-url "$PG_URL/$DB" demo --assignments 64 --json >"$WORK/tokens.json"
 fill "$PG_URL/$DB"
 

@@ -31,25 +31,12 @@ DURATION=$SECS
 mkdir -p "$WORK"
 SQ_DB="sq_il_$$"
 PB_DB="sq_il_pgbench_$$"
-SERVER=""
-cleanup() {
-    [[ -n $SERVER ]] && { kill -TERM "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; }
-    for db in "$SQ_DB" "$PB_DB"; do
-        psql -q "$PG_URL/postgres" -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
-    done
-}
-trap cleanup EXIT
 # shellcheck source=lib.sh
 source bench/lib.sh
+trap release EXIT
 
-psql -q "$PG_URL/postgres" -c "CREATE DATABASE \"$SQ_DB\"" -c "CREATE DATABASE \"$PB_DB\"" >/dev/null
-"$SQ" --database-url "$PG_URL/$SQ_DB" demo --assignments 64 --json >"$OUT/tokens.json"
-seed_pgbench "$PG_URL/$PB_DB" 64
-
-serve_sidequest "$PG_URL/$SQ_DB" 16 "$OUT/server.log"
+beside_pgbench "$SQ_DB" "$PB_DB" "$OUT/tokens.json" "$OUT/server.log" 16
 SERVER=$SERVED url=$SERVED_URL
-"$LG" prime --url "$url" --tokens-file "$OUT/tokens.json" --clients 64 --turns 10
-fill "$PG_URL/$SQ_DB"
 
 turn_vars
 

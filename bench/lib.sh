@@ -2,6 +2,38 @@
 
 log() { printf '\n== %s\n' "$*" >&2; }
 
+# What a script started and created: the processes `release` stops and the databases it drops
+# (on PG_URL, connected to PG_ADMIN_DB). Scripts add to them and trap EXIT with `release` (or a
+# cleanup of their own that calls it).
+PIDS=()
+DATABASES=()
+
+# release: stops every process of PIDS and drops every database of DATABASES.
+release() {
+    local p db
+    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    for db in "${DATABASES[@]}"; do
+        psql -q "$PG_URL/${PG_ADMIN_DB:-postgres}" -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" \
+            >/dev/null 2>&1 || true
+    done
+}
+
+# stop PID: stops one process of PIDS now, and forgets it.
+stop() {
+    local keep=() p
+    kill -TERM "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+    for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
+    PIDS=("${keep[@]}")
+}
+
+# create_db NAME: a database on PG_URL, dropped by `release`.
+create_db() {
+    psql -q "$PG_URL/${PG_ADMIN_DB:-postgres}" -c "CREATE DATABASE \"$1\"" >/dev/null
+    DATABASES+=("$1")
+}
+
 # Waits until FILE contains a line matching REGEX; prints the first match.
 wait_for_line() {
     local file=$1 regex=$2 pid=$3
@@ -38,6 +70,22 @@ seed_pgbench() {
     psql -q -v ON_ERROR_STOP=1 -v n="$2" -v block=8000 -v mark= "$1" -f "$ROOT/bench/seed.sql" \
         >/dev/null
     fill "$1"
+}
+
+# beside_pgbench DB PB_DB TOKENS LOG POOL: the two databases of a Sidequest-against-pgbench
+# comparison, created (dropped by `release`). DB holds 64 demo assignments (their tokens written
+# to TOKENS), served with `serve_sidequest` (LOG, POOL; SERVED and SERVED_URL set, the server in
+# PIDS), primed with 10 turns each and then `fill`ed; PB_DB is pgbench's seeded copy.
+beside_pgbench() {
+    local db=$1 pb_db=$2 tokens=$3
+    create_db "$db"
+    create_db "$pb_db"
+    "$SQ" --database-url "$PG_URL/$db" demo --assignments 64 --json >"$tokens"
+    seed_pgbench "$PG_URL/$pb_db" 64
+    serve_sidequest "$PG_URL/$db" "$5" "$4"
+    PIDS+=("$SERVED")
+    "$LG" prime --url "$SERVED_URL" --tokens-file "$tokens" --clients 64 --turns 10
+    fill "$PG_URL/$db"
 }
 
 # fill DATABASE_URL: FILLER (default 10000) assignments and play tokens no client uses

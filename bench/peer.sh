@@ -54,30 +54,13 @@ MAX_CLIENTS=$(tr ' ' '\n' <<<"$CLIENTS" | sort -n | tail -1)
 ASSIGNMENTS=$(( MAX_CLIENTS > 64 ? MAX_CLIENTS : 64 ))
 DB="sq_peer_$$"
 
-PIDS=()
-DB_CREATED=0
+# shellcheck source=lib.sh
+source "$ROOT/bench/lib.sh"
 cleanup() {
-    for pid in "${PIDS[@]}"; do
-        kill -TERM "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
-    if (( DB_CREATED )); then
-        psql -q "$PG_URL/$PG_ADMIN_DB" -c "DROP DATABASE IF EXISTS \"$DB\" WITH (FORCE)" >/dev/null 2>&1 || true
-    fi
+    release
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-
-# shellcheck source=lib.sh
-source "$ROOT/bench/lib.sh"
-
-stop() {
-    local keep=() p
-    kill -TERM "$1" 2>/dev/null || true
-    wait "$1" 2>/dev/null || true
-    for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
-    PIDS=("${keep[@]}")
-}
 
 # call URL TOKEN OUTFILE: one get_play_context as loadgen sends it; prints the HTTP status.
 call() {
@@ -111,8 +94,7 @@ fi
 
 # --- one database, fresh assignments -----------------------------------------------------------
 log "database $DB: $ASSIGNMENTS fresh demo assignments"
-psql -q "$PG_URL/$PG_ADMIN_DB" -c "CREATE DATABASE \"$DB\"" >/dev/null
-DB_CREATED=1
+create_db "$DB"
 DB_URL=$PG_URL/$DB
 "$SQ" --database-url "$DB_URL" demo --assignments "$ASSIGNMENTS" --json >"$WORK/tokens.json"
 TOKENS=$WORK/tokens.json

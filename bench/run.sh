@@ -58,39 +58,13 @@ mkdir -p "$OUT" "$ROOT/target"
 WORK=$(mktemp -d "$ROOT/target/bench-work.XXXXXX")
 MAX_CLIENTS=$(tr ' ' '\n' <<<"$CLIENTS" | sort -n | tail -1)
 
-PIDS=()
-DATABASES=()
+# shellcheck source=lib.sh
+source "$ROOT/bench/lib.sh"
 cleanup() {
-    for pid in "${PIDS[@]}"; do
-        kill -TERM "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
-    for db in "${DATABASES[@]}"; do
-        psql -q "$PG_URL/$PG_ADMIN_DB" -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
-    done
+    release
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-
-# shellcheck source=lib.sh
-source "$ROOT/bench/lib.sh"
-
-forget_pid() {
-    local keep=() p
-    for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
-    PIDS=("${keep[@]}")
-}
-
-stop() {
-    kill -TERM "$1" 2>/dev/null || true
-    wait "$1" 2>/dev/null || true
-    forget_pid "$1"
-}
-
-create_db() {
-    psql -q "$PG_URL/$PG_ADMIN_DB" -c "CREATE DATABASE \"$1\"" >/dev/null
-    DATABASES+=("$1")
-}
 
 drop_db() {
     psql -q "$PG_URL/$PG_ADMIN_DB" -c "DROP DATABASE IF EXISTS \"$1\" WITH (FORCE)" >/dev/null

@@ -78,18 +78,20 @@ pub async fn serve(args: BaselineArgs) -> anyhow::Result<()> {
         max_connections: args.pool,
         ..mcp_door::DEFAULT_POOL
     };
-    let app = match (args.database_url, args.statement) {
-        (Some(url), _) if args.turn => {
-            let db = sqlkit::Db::open(&url, &settings)
+    let db = match &args.database_url {
+        Some(url) => Some(
+            sqlkit::Db::open(url, &settings)
                 .await
-                .with_context(|| format!("opening {url}"))?;
+                .with_context(|| format!("opening {url}"))?,
+        ),
+        None => None,
+    };
+    let app = match (db, args.statement) {
+        (Some(db), _) if args.turn => {
             let floor = crate::floor_turn::Floor::new(db, args.body_bytes);
             routes(move |headers: HeaderMap, request: Bytes| floor.clone().handle(headers, request))
         }
-        (Some(url), Some(statement)) => {
-            let db = sqlkit::Db::open(&url, &settings)
-                .await
-                .with_context(|| format!("opening {url}"))?;
+        (Some(db), Some(statement)) => {
             // Kept for the life of the process, so that every request's statement borrows it.
             let statement: &'static str = Box::leak(statement.into_boxed_str());
             routes(move |headers: HeaderMap, request: Bytes| {
