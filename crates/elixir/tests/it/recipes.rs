@@ -12,8 +12,8 @@ use tokio::process::{Child, Command};
 use crate::python_oauth::start;
 
 use testkit::recipes::{
-    listed_tool_names, mcp_list_line, pinned, printed_json, readme_recipe, recipes_dir, run, shell,
-    summary_line,
+    listed_tool_names, mcp_list_line, node, pinned, printed_json, readme_recipe, recipes_dir, run,
+    shell, summary_line,
 };
 
 /// What the README writes in place of the address and the agent's credentials.
@@ -124,7 +124,7 @@ async fn claude_desktop_bridge_recipe_through_oauth() {
     let config = home.path().join("claude_desktop_config.json");
     std::fs::write(&config, world.fill(&readme_recipe("elixir-claude-desktop"))).unwrap();
     let bridge = |entry: &str, oauth: bool| {
-        let mut command = Command::new("node");
+        let mut command = node(&dir);
         command
             .arg(dir.join("bridge.mjs"))
             .arg(&config)
@@ -160,6 +160,9 @@ async fn claude_desktop_bridge_recipe_through_oauth() {
         summary["callback_port"].is_string(),
         "consent was given: {summary}"
     );
+    // The door answered the bridge's GET probe 401, so it listened for the code before it
+    // printed where to sign in (with a 405 it prints first and listens after).
+    assert_eq!(summary["listener_first"], true, "{summary}");
     let tools = summary["tools"].as_array().unwrap();
     assert!(tools.iter().any(|t| t == "elixir_docs"), "{summary}");
     assert_eq!(summary["called"], "elixir_docs");

@@ -302,13 +302,7 @@ async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
     let (reply, permit) = if request.method() == Method::POST {
         process(&inner, request, request_id, &mut record).await
     } else {
-        let reply = Reply {
-            status: StatusCode::METHOD_NOT_ALLOWED,
-            body: None,
-            headers: vec![(header::ALLOW, "POST".into())],
-            error: Some("405".into()),
-        };
-        (reply, None)
+        (not_post(&inner, request, &mut record).await, None)
     };
     if record.error.is_none() {
         record.error = reply.error.clone();
@@ -376,21 +370,16 @@ impl Inner {
     }
 }
 
-async fn process(
-    inner: &Arc<Inner>,
-    request: Request,
-    request_id: Uuid,
+/// Steps 1 and 2 of every request, whatever its method: the pre-auth gate, held only while
+/// authenticating, then the credential from the headers alone (a provisional principal is
+/// confirmed after framing and before the answer: `Authenticator::confirm`). The principal is
+/// written into `record`; a refusal is the answer.
+async fn authenticated(
+    inner: &Inner,
+    parts: &http::request::Parts,
     record: &mut AuditRecord,
-) -> (Reply, Option<Permit>) {
-    let (parts, body) = request.into_parts();
-
-    // 1. pre-auth gate, held only while authenticating
-    let pre = match inner.pre_auth.try_enter() {
-        Ok(p) => p,
-        Err(e) => return (inner.refuse(&e), None),
-    };
-    // 2. authenticate from the headers alone (a provisional principal is confirmed after
-    // framing and before the answer: `Authenticator::confirm`)
+) -> Result<Arc<Principal>, Reply> {
+    let _pre = inner.pre_auth.try_enter().map_err(|e| inner.refuse(&e))?;
     let peer = parts
         .extensions
         .get::<ConnectInfo<SocketAddr>>()
@@ -402,12 +391,47 @@ async fn process(
     };
     let principal = match inner.auth.authenticate(&auth_request).await {
         Ok(p) => Arc::new(p),
-        Err(e) => return (unauthenticated(inner, &e, &parts), None),
+        Err(e) => return Err(unauthenticated(inner, &e, parts)),
     };
-    drop(pre);
     record.principal = Some(Arc::clone(&principal));
     record.principal_kind = Some(principal.kind.clone());
     record.subject = Some(principal.subject.clone());
+    Ok(principal)
+}
+
+/// A method other than POST. A request without a valid credential is refused as a POST would
+/// be (401 with the challenge, or 403 at the wrong door), so a client that probes the door
+/// with GET learns that it must sign in and where; a signed-in one is told 405, `Allow: POST`
+/// (stateless: there is no stream to open and no session to end). Nothing is admitted or
+/// read from the body; a provisional principal is confirmed first.
+async fn not_post(inner: &Inner, request: Request, record: &mut AuditRecord) -> Reply {
+    let (parts, _) = request.into_parts();
+    let principal = match authenticated(inner, &parts, record).await {
+        Ok(principal) => principal,
+        Err(refused) => return refused,
+    };
+    if let Err(refused) = inner.auth.confirm(&principal).await {
+        return refused_late(inner, &refused, &parts, record);
+    }
+    Reply {
+        status: StatusCode::METHOD_NOT_ALLOWED,
+        body: None,
+        headers: vec![(header::ALLOW, "POST".into())],
+        error: Some("405".into()),
+    }
+}
+
+async fn process(
+    inner: &Arc<Inner>,
+    request: Request,
+    request_id: Uuid,
+    record: &mut AuditRecord,
+) -> (Reply, Option<Permit>) {
+    let (parts, body) = request.into_parts();
+    let principal = match authenticated(inner, &parts, record).await {
+        Ok(principal) => principal,
+        Err(refused) => return (refused, None),
+    };
 
     // 3. per-credential admission; the permit rides the response body and is released when
     // the response is complete

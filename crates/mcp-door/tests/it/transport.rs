@@ -1,4 +1,5 @@
-//! HTTP surface: POST only, request ids, JSON responses, the `MCP-Protocol-Version` header.
+//! HTTP surface: POST only (other methods are 405 once signed in), request ids, JSON
+//! responses, the `MCP-Protocol-Version` header.
 
 use axum::body::Body;
 use http::{Method, Request, StatusCode, header};
@@ -21,6 +22,44 @@ async fn get_and_delete_are_405_with_allow_post() {
         assert_eq!(reply.status, StatusCode::METHOD_NOT_ALLOWED, "{method}");
         assert_eq!(reply.header("allow"), Some("POST"), "{method}");
         assert!(reply.header("mcp-session-id").is_none());
+    }
+}
+
+/// A client that probes the door with GET (mcp-remote does, to decide whether to start its
+/// sign-in before connecting) learns it must sign in: without a valid credential any method is
+/// refused as a POST would be, and only then is it 405.
+#[tokio::test]
+async fn other_methods_without_a_valid_credential_are_refused_as_a_post_would_be() {
+    let toy = Toy::new();
+    let request = |method: &Method, bearer: Option<&str>| {
+        let mut request = Request::builder()
+            .method(method.clone())
+            .uri(PATH)
+            .header(header::ACCEPT, "text/event-stream");
+        if let Some(bearer) = bearer {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {bearer}"));
+        }
+        request.body(Body::empty()).unwrap()
+    };
+    for method in [Method::GET, Method::DELETE] {
+        let none = toy.send(request(&method, None)).await;
+        assert_eq!(none.status, StatusCode::UNAUTHORIZED, "{method}");
+        assert_eq!(none.header("www-authenticate"), Some("Bearer"), "{method}");
+        assert!(none.header("allow").is_none(), "{method}");
+        let unknown = toy.send(request(&method, Some("nope"))).await;
+        assert_eq!(unknown.status, StatusCode::UNAUTHORIZED, "{method}");
+        assert_eq!(
+            unknown.header("www-authenticate"),
+            Some("Bearer error=\"invalid_token\""),
+            "{method}"
+        );
+        let elsewhere = toy.send(request(&method, Some("elsewhere"))).await;
+        assert_eq!(elsewhere.status, StatusCode::FORBIDDEN, "{method}");
+        let down = toy.send(request(&method, Some("down"))).await;
+        assert_eq!(down.status, StatusCode::SERVICE_UNAVAILABLE, "{method}");
+        let signed_in = toy.send(request(&method, Some("good-user"))).await;
+        assert_eq!(signed_in.status, StatusCode::METHOD_NOT_ALLOWED, "{method}");
+        assert_eq!(signed_in.header("allow"), Some("POST"), "{method}");
     }
 }
 

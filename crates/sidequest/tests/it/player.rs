@@ -736,18 +736,25 @@ async fn initialize_and_discovery(url: &str) {
             .unwrap()
             .contains("Nigdy nie wymyślaj decyzji MG")
     );
-    // GET and DELETE are 405
+    // GET and DELETE are 405 with a play token, and 401 with the challenge without one
     let http = reqwest::Client::new();
-    let r = http
-        .get(server.url())
-        .bearer_auth(&world.assignments[0].1)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 405);
-    assert_eq!(r.headers()["allow"], "POST");
-    let r = http.delete(server.url()).send().await.unwrap();
-    assert_eq!(r.status().as_u16(), 405);
+    for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
+        let r = http
+            .request(method.clone(), server.url())
+            .bearer_auth(&world.assignments[0].1)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 405, "{method}");
+        assert_eq!(r.headers()["allow"], "POST");
+        let r = http
+            .request(method.clone(), server.url())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 401, "{method}");
+        assert!(r.headers().contains_key("www-authenticate"), "{method}");
+    }
 }
 
 async fn sixteen_concurrent_commits_one_wins(url: &str) {

@@ -12,8 +12,8 @@ use tokio::process::Command;
 use crate::crash::{BIN, BinServer, demo};
 
 use testkit::recipes::{
-    listed_tool_names, mcp_list_line, pinned, printed_json, readme_recipe, recipes_dir, root, run,
-    shell, summary_line,
+    listed_tool_names, mcp_list_line, node, pinned, printed_json, readme_recipe, recipes_dir, root,
+    run, shell, summary_line,
 };
 
 /// What the README writes in place of the address and the credentials.
@@ -119,7 +119,7 @@ async fn claude_desktop_bridge_recipe_lists_and_calls() {
     )
     .unwrap();
     let (ok, out, err) = run(
-        Command::new("node")
+        node(&dir)
             .arg(dir.join("bridge.mjs"))
             .arg(&config)
             .arg("sidequest")
@@ -237,7 +237,7 @@ async fn typescript_sdk_snippet_is_the_readme_and_runs() {
     let Some(dir) = recipes_dir() else { return };
     let world = World::start().await;
     let (ok, out, err) = run(
-        Command::new("node")
+        node(&dir)
             .arg(&file)
             .arg(format!("{}/play/mcp", world.base))
             .arg(&world.play_token)
